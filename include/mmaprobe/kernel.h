@@ -1,0 +1,84 @@
+/* mmaprobe/kernel.h — the versioned C ABI of a GEMM kernel under test (also the plugin ABI).
+ *
+ * A kernel is a descriptor row plus an entry point. Built-in kernels are rows of tables in
+ * kernels/; external ones come from a shared library that exports
+ *
+ *     const mmp_kernel_desc *mmp_plugin_kernels(uint32_t *count, uint32_t *abi_version);
+ *
+ * which sets *abi_version = MMP_KERNEL_ABI_VERSION and *count, and returns an array of *count
+ * descriptors that stay valid until the library is unloaded. Plugin skeleton:
+ *
+ *     static int run(const mmp_kernel_args *a) { my_gemm<<<...,(cudaStream_t)a->stream>>>(...); return 0; }
+ *     static const mmp_kernel_desc k[] = {{ .abi_version = MMP_KERNEL_ABI_VERSION, .name = "mine",
+ *         .a_format = MMP_FORMAT_FP16, .b_format = MMP_FORMAT_FP16, .c_format = MMP_FORMAT_FP32,
+ *         .d_format = MMP_FORMAT_FP32, .acc_format = MMP_FORMAT_FP32,
+ *         .layouts_a = MMP_LAYOUTS_ROW, .layouts_b = MMP_LAYOUTS_ROW, .layouts_d = MMP_LAYOUTS_ROW,
+ *         .m_multiple = 16, .n_multiple = 16, .k_multiple = 16, .min_cc = 80,
+ *         .where = MMP_KERNEL_DEVICE, .deterministic = 1, .run = run }};
+ *     const mmp_kernel_desc *mmp_plugin_kernels(uint32_t *n, uint32_t *v)
+ *     { *n = 1; *v = MMP_KERNEL_ABI_VERSION; return k; }
+ *
+ * Entry point contract: pointers are device pointers for MMP_KERNEL_DEVICE (launch on
+ * args->stream, asynchronous is fine) and host pointers for MMP_KERNEL_HOST. Layouts are those
+ * in args (one of those the descriptor accepts). Returns 0 on success, non-zero on error.
+ */
+#ifndef MMAPROBE_KERNEL_H
+#define MMAPROBE_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "mmaprobe/format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MMP_KERNEL_ABI_VERSION 1u
+
+enum { MMP_LAYOUTS_ROW = 1u, MMP_LAYOUTS_COL = 2u, MMP_LAYOUTS_ANY = 3u }; /* bit masks */
+enum { MMP_KERNEL_DEVICE = 0, MMP_KERNEL_HOST = 1 };
+
+typedef struct mmp_kernel_args {
+    const void *a, *b, *c;         /* c may be NULL when beta == 0 */
+    void *d;
+    int64_t m, n, k;
+    int32_t layout_a, layout_b, layout_c, layout_d;   /* mmp_layout values */
+    int64_t lda, ldb, ldc, ldd;    /* in elements */
+    double alpha, beta;
+    void *workspace;               /* workspace_bytes(m, n, k) bytes, or NULL if 0 */
+    size_t workspace_size;
+    void *stream;                  /* cudaStream_t for device kernels, NULL for host kernels */
+} mmp_kernel_args;
+
+typedef int (*mmp_kernel_run_fn)(const mmp_kernel_args *args);
+typedef size_t (*mmp_kernel_workspace_fn)(int64_t m, int64_t n, int64_t k);
+
+typedef struct mmp_kernel_desc {
+    uint32_t abi_version;          /* MMP_KERNEL_ABI_VERSION */
+    const char *name;              /* unique, [a-z0-9_] : first part of every case ID */
+    const char *family;            /* e.g. "bf16_mma", "cublas", "host" */
+    int32_t a_format, b_format, c_format, d_format; /* mmp_format values */
+    int32_t acc_format;            /* declared accumulator format (error bound uses it) */
+    int32_t mul_format;            /* format inputs are rounded to before multiplying
+                                      (e.g. tf32 for an fp32 kernel on tensor cores); -1 = inputs */
+    int32_t acc_bits;              /* significand bits the accumulator really keeps (incl. the
+                                      implicit bit), 0 = from acc_format; e.g. 14 for narrow FP8 */
+    uint32_t layouts_a, layouts_b, layouts_d; /* MMP_LAYOUTS_* masks */
+    int32_t reads_c;               /* 1: honours alpha/beta and reads C; 0: D = A*B only */
+    int32_t m_multiple, n_multiple, k_multiple;   /* shape multiples required (1 = any) */
+    int32_t min_cc;                /* e.g. 80 for sm_80; 0 for host kernels */
+    int32_t arch_specific;         /* 1: needs exactly min_cc's "a" target (sm_90a) */
+    int32_t deterministic;         /* 1: two runs must match bit for bit */
+    int32_t where;                 /* MMP_KERNEL_DEVICE or MMP_KERNEL_HOST */
+    mmp_kernel_workspace_fn workspace_bytes; /* NULL = none */
+    mmp_kernel_run_fn run;
+    const char *description;       /* one line */
+} mmp_kernel_desc;
+
+typedef const mmp_kernel_desc *(*mmp_plugin_kernels_fn)(uint32_t *count, uint32_t *abi_version);
+#define MMP_PLUGIN_SYMBOL "mmp_plugin_kernels"
+
+#ifdef __cplusplus
+}
+#endif
+#endif

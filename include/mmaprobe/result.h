@@ -1,0 +1,133 @@
+/* mmaprobe/result.h — the one result record: environment, per-case verdict and metrics.
+ *
+ * Every printer (text, Markdown, JUnit, HTML) and the JSON writer/reader work on these structs;
+ * JSON (reports/) is the one source of truth on disk. Fixed-size fields keep records copyable
+ * across the runner's child processes (written as JSON lines, read back by the parent).
+ *
+ * Usage:
+ *   mmp_case_result r; mmp_case_result_init(&r);
+ *   snprintf(r.id, sizeof r.id, "%s", case_id);
+ *   r.verdict = MMP_VERDICT_FAIL; r.reasons |= MMP_REASON_BOUND_EXCEEDED;
+ *   mmp_reason_format(buf, sizeof buf, r.reasons);     // "bound-exceeded,unwritten"
+ */
+#ifndef MMAPROBE_RESULT_H
+#define MMAPROBE_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mmp_verdict {
+    MMP_VERDICT_PASS = 0,
+    MMP_VERDICT_FAIL = 1,
+    MMP_VERDICT_ERROR = 2,
+    MMP_VERDICT_SKIP = 3,
+    MMP_VERDICT_COUNT_
+} mmp_verdict;
+
+/* FAIL reasons and ERROR causes (bit mask); printable names in mmp_reason_name(). */
+typedef enum mmp_reason {
+    MMP_REASON_UNWRITTEN = 1u << 0,        /* output element still holds poison/sentinel */
+    MMP_REASON_GUARD = 1u << 1,            /* guard region or ld padding overwritten */
+    MMP_REASON_INPUT_MODIFIED = 1u << 2,   /* A, B or C changed by the kernel */
+    MMP_REASON_EXACT_MISMATCH = 1u << 3,   /* exact inputs, output != reference bitwise */
+    MMP_REASON_BOUND_EXCEEDED = 1u << 4,   /* |error| > tolerance somewhere */
+    MMP_REASON_NAN_MISMATCH = 1u << 5,     /* NaN/Inf where reference has none, or vice versa */
+    MMP_REASON_NONDETERMINISTIC = 1u << 6, /* two runs differ bitwise */
+    MMP_REASON_SANITIZER = 1u << 7,        /* compute-sanitizer reported an error */
+    MMP_REASON_LAUNCH = 1u << 8,           /* ERROR: kernel returned an error / launch failed */
+    MMP_REASON_CUDA = 1u << 9,             /* ERROR: CUDA error (e.g. illegal address) */
+    MMP_REASON_CRASH = 1u << 10,           /* ERROR: the child process died (signal) */
+    MMP_REASON_TIMEOUT = 1u << 11,         /* ERROR: the case ran past its timeout */
+    MMP_REASON_UNSUPPORTED = 1u << 12,     /* SKIP: device/shape/layout not supported */
+    MMP_REASON_OVERFLOW = 1u << 13,        /* fact: exact int result overflows int32 */
+    MMP_REASON_INTERRUPTED = 1u << 14,     /* ERROR: run interrupted (SIGINT/SIGTERM) */
+    MMP_REASON_COUNT_ = 15
+} mmp_reason;
+
+const char *mmp_verdict_name(mmp_verdict v);          /* "PASS", "FAIL", "ERROR", "SKIP" */
+int mmp_verdict_from_name(mmp_verdict *v, const char *s); /* 0 ok, -1 unknown */
+const char *mmp_reason_name(mmp_reason bit);          /* "bound-exceeded", ... */
+/* Comma-separated names of the bits in mask into buf; returns buf. */
+char *mmp_reason_format(char *buf, size_t size, uint32_t mask);
+int mmp_reason_parse(uint32_t *mask, const char *list);  /* 0 ok, -1 unknown name */
+
+#define MMP_HIST_BINS 16   /* error/bound histogram: bin b holds ratios in [edge(b), edge(b+1)) */
+#define MMP_HEAT_MAX 64    /* heatmap cells per side at most */
+
+/* Bin edges of the error/bound histogram: 0, 2^-14, 2^-13, ..., 2^-1, 1, +inf  (bin 15 = > 1). */
+double mmp_hist_edge(int bin);
+
+typedef struct mmp_metrics {
+    int64_t count;                 /* elements compared */
+    int64_t nan_mismatch;          /* NaN in one and not the other (counted first, apart) */
+    int64_t inf_mismatch;          /* Inf where the reference is finite or of the other sign */
+    double max_abs_err;
+    double max_rel_err;            /* over elements with reference != 0 */
+    double norm_rel_err;           /* ||D~ - D||_F / ||D||_F (0 if both are 0) */
+    double max_ulp;                /* in units of the output format's ulp at the reference */
+    double u_acc;                  /* unit roundoff used for the bounds */
+    double max_ratio_det;          /* max |err| / deterministic bound */
+    double max_ratio_prob;         /* max |err| / probabilistic bound (lambda sqrt(K) u) */
+    double lambda;                 /* the probabilistic bound's lambda */
+    int64_t above_det;             /* elements with |err| > deterministic bound */
+    int64_t above_prob;            /* elements with |err| > probabilistic bound */
+    int64_t above_tol;             /* elements beyond the tolerance in force (the verdict's) */
+    int64_t worst_i, worst_j;      /* position of the largest error/bound ratio (-1: none) */
+    double worst_got, worst_want;  /* values there */
+    int64_t first_bad_i, first_bad_j; /* first element failing the tolerance / exactness */
+    uint64_t hist[MMP_HIST_BINS];  /* histogram of |err| / deterministic bound */
+    int32_t heat_rows, heat_cols;  /* 0 if no heatmap; cells hold max |err|/bound per block */
+    float heat[MMP_HEAT_MAX * MMP_HEAT_MAX];
+} mmp_metrics;
+
+void mmp_metrics_init(mmp_metrics *m);
+
+typedef struct mmp_case_result {
+    char id[256];                  /* kernel/a.b.d/MxNxK[/ld...]/dist/sSEED */
+    char kernel[96];
+    char family[64];
+    char precision[48];            /* "bf16.bf16.f32" : a.b.d formats */
+    char dist[24];
+    char suite[32];
+    int64_t m, n, k, lda, ldb, ldc, ldd;
+    uint64_t seed;
+    mmp_verdict verdict;
+    uint32_t reasons;              /* MMP_REASON_* bits */
+    char message[512];             /* one line: what failed, where (first positions) */
+    char tolerance[32];            /* "bound", "probabilistic", "bitwise", "atol/rtol", "ulps" */
+    mmp_metrics metrics;
+    int64_t n_mpfr;                /* reference elements recomputed exactly with MPFR */
+    int64_t n_unwritten, n_guard, n_input_modified, n_nondet;
+    double time_kernel_ms;         /* median kernel time (timing mode) or single launch */
+    double time_reference_ms;
+    double time_total_ms;
+    int32_t shard_index, shard_count;
+    int32_t device;
+} mmp_case_result;
+
+void mmp_case_result_init(mmp_case_result *r);
+
+typedef struct mmp_env {
+    char gpu[128];                 /* "NVIDIA H200" or "none" */
+    int32_t cc_major, cc_minor;    /* 0 when no device */
+    int32_t sm_count;
+    char driver[32], runtime[32], cublas[32], mpfr[32], check[32];
+    char git_sha[48];
+    char hostname[64];
+    char started[32];              /* ISO 8601 UTC */
+    char command[1024];            /* command line */
+    uint64_t seed;
+    int32_t device;                /* CUDA device ordinal used (-1: none) */
+    char no_device_reason[160];    /* why there is no device, if none */
+} mmp_env;
+
+void mmp_env_init(mmp_env *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,96 @@
+/* result.c — verdict and reason names, record initialisers. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mmaprobe/result.h"
+
+static const char *const verdict_names[MMP_VERDICT_COUNT_] = {"PASS", "FAIL", "ERROR", "SKIP"};
+
+static const char *const reason_names[MMP_REASON_COUNT_] = {
+    "unwritten", "guard", "input-modified", "exact-mismatch", "bound-exceeded",
+    "nan-mismatch", "nondeterministic", "sanitizer", "launch", "cuda",
+    "crash", "timeout", "unsupported", "int32-overflow", "interrupted",
+};
+
+const char *mmp_verdict_name(mmp_verdict v)
+{
+    return (unsigned)v < MMP_VERDICT_COUNT_ ? verdict_names[v] : "?";
+}
+
+int mmp_verdict_from_name(mmp_verdict *v, const char *s)
+{
+    for (int i = 0; i < MMP_VERDICT_COUNT_; i++)
+        if (s && strcasecmp(s, verdict_names[i]) == 0) { *v = (mmp_verdict)i; return 0; }
+    return -1;
+}
+
+const char *mmp_reason_name(mmp_reason bit)
+{
+    for (int i = 0; i < MMP_REASON_COUNT_; i++)
+        if ((uint32_t)bit == (1u << i)) return reason_names[i];
+    return "?";
+}
+
+char *mmp_reason_format(char *buf, size_t size, uint32_t mask)
+{
+    size_t used = 0;
+    if (size == 0) return buf;
+    buf[0] = '\0';
+    for (int i = 0; i < MMP_REASON_COUNT_; i++) {
+        if (!(mask & (1u << i))) continue;
+        int w = snprintf(buf + used, size - used, "%s%s", used ? "," : "", reason_names[i]);
+        if (w < 0 || (size_t)w >= size - used) break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+int mmp_reason_parse(uint32_t *mask, const char *list)
+{
+    uint32_t m = 0;
+    const char *p = list ? list : "";
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int found = 0;
+        for (int i = 0; i < MMP_REASON_COUNT_ && len; i++)
+            if (strlen(reason_names[i]) == len && strncmp(p, reason_names[i], len) == 0) {
+                m |= 1u << i; found = 1;
+            }
+        if (len && !found) return -1;
+        p += len + (e ? 1 : 0);
+    }
+    *mask = m;
+    return 0;
+}
+
+double mmp_hist_edge(int bin)
+{
+    if (bin <= 0) return 0.0;
+    if (bin >= MMP_HIST_BINS) return INFINITY;
+    return ldexp(1.0, bin - (MMP_HIST_BINS - 1)); /* bin 1 = 2^-14 ... bin 15 = 1 */
+}
+
+void mmp_metrics_init(mmp_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    m->worst_i = m->worst_j = m->first_bad_i = m->first_bad_j = -1;
+}
+
+void mmp_case_result_init(mmp_case_result *r)
+{
+    memset(r, 0, sizeof *r);
+    mmp_metrics_init(&r->metrics);
+    r->verdict = MMP_VERDICT_SKIP;
+    r->shard_count = 1;
+    r->device = -1;
+}
+
+void mmp_env_init(mmp_env *e)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->gpu, sizeof e->gpu, "none");
+    e->device = -1;
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# scripts/deps.sh — install what mmaprobe needs on a Debian/Ubuntu machine, if it is missing.
+# Needs root (or sudo) only when something is missing. nvcc/CUDA is optional: without it the
+# build is host-only (-DMMP_ENABLE_CUDA=OFF is chosen automatically by build.sh).
+set -euo pipefail
+need=()
+have_pc() { pkg-config --exists "$1" 2>/dev/null; }
+command -v cmake >/dev/null || need+=(cmake)
+command -v cc >/dev/null || need+=(build-essential)
+command -v g++ >/dev/null || need+=(g++)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+have_pc mpfr || need+=(libmpfr-dev)
+have_pc gmp || [ -e /usr/include/gmp.h ] || [ -e /usr/include/x86_64-linux-gnu/gmp.h ] || need+=(libgmp-dev)
+have_pc check || need+=(check)
+[ -e /usr/lib/x86_64-linux-gnu/libsubunit.so ] || [ -e /usr/lib/aarch64-linux-gnu/libsubunit.so ] || need+=(libsubunit-dev)
+ls /usr/include/x86_64-linux-gnu/cblas.h /usr/include/cblas.h /usr/include/*/openblas*/cblas.h >/dev/null 2>&1 || need+=(libopenblas-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "deps: installing ${need[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
