@@ -379,4 +379,11 @@ mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_opti
     (void)r; (void)d; (void)o;
     return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
 }
+
+mmp_status ref_cuda_time_dgemm(double *seconds, int64_t m, int64_t n, int64_t k, int device)
+{
+    (void)m; (void)n; (void)k; (void)device;
+    *seconds = 0;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
 #endif

@@ -45,8 +45,9 @@ mmp_status ref_result_alloc(mmp_ref_result *r, int64_t m, int64_t n, int want_ab
 /* Decides d64 and dout from X in [sh + sl - E, sh + sl + E] (sh = RN(sh + sl); E = 0 means
  * X = sh + sl exactly; E = NaN/Inf means "unknown"). Returns 1 when both are certified. */
 int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f);
-/* Ozaki parameters: bits per slice and number of slices for values of precision p. */
-void ref_slicing(int *beta, int *slices, int64_t k, int precision_bits, int forced);
+/* Ozaki parameters (ref_certified.c): bits per slice and the most slices of A and B
+ * (precisions pa, pb) worth computing. forced > 0 fixes the slices. */
+void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced);
 int ref_format_bits(mmp_format f);   /* significand bits (floats) or value bits (ints) */
 
 /* ---- MPFR (ref_mpfr.c) ---- */
@@ -61,7 +62,28 @@ void ref_mpfr_element(ref_mpfr_ws *w, const ref_data *d, int64_t i, int64_t j, d
 mmp_status ref_mpfr_list(mmp_ref_result *r, const ref_data *d, const int64_t *idx, int64_t count);
 mmp_status ref_mpfr_run(mmp_ref_result *r, const ref_data *d);
 
-/* ---- certified paths ---- */
+/* ---- certified paths (ref_certified.c: proof, split; ref_cert_finish.c: decisions) ---- */
+typedef struct ref_cert {
+    const ref_data *d;
+    mmp_ref_result *r;
+    int beta, smax_a, smax_b;  /* bits per slice; slices computed */
+    int sa, sb;                /* slices used in the products */
+    double *qa, *qb;           /* integer slices: qa[(s-1) M K + i + k M], qb[(t-1) K N + k + j K] */
+    int *ea, *fb;              /* scale exponents: 2^ea[i] > max |a_i.|, 2^fb[j] > max |b_.j| */
+    unsigned char *rowbad, *colbad;   /* NaN/Inf in the row of A / column of B */
+    int sparse;                /* 1: the remainders are few and added exactly; 0: bounded */
+    int64_t nnz_a, nnz_b;
+    int64_t *ra_ptr, *ra_k; double *ra_v;   /* rA by rows of A (CSR): k, value */
+    int64_t *rb_ptr, *rb_j; double *rb_v;   /* rB by rows k of B (CSR): j, value */
+    int64_t *rc_ptr, *rc_k; double *rc_v;   /* rB by columns j of B: k, value */
+    double *ra_max, *a_sum, *rb_max, *b_sum; /* bound: max |rA|, >= sum |a| per row; B per column */
+    double *h, *l, *err;       /* column-major M x N accumulation state (see ref_acc) */
+} ref_cert;
+mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
+/* Remainder terms, alpha/beta, decisions, MPFR for the undecided (host). */
+mmp_status ref_cert_finish(ref_cert *c);
+void ref_cert_free(ref_cert *c);
+double ref_pow2(int e);        /* 2^e for -1022 <= e <= 1023 */
 mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
 /* Integer inputs: returns MMP_STATUS_OK with *handled = 1 when it computed r. */
 mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o,
@@ -71,6 +93,8 @@ int ref_integer_eligible(const mmp_gemm *g);
 mmp_status ref_absbound_cpu(mmp_ref_result *r, const ref_data *d);
 /* Device path (ref_cuda.cu; a stub in host-only builds). */
 mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
+/* Best of 3 cublasDgemm timings at m x n x k (benchmarks; ref_cuda.cu). */
+mmp_status ref_cuda_time_dgemm(double *seconds, int64_t m, int64_t n, int64_t k, int device);
 
 #ifdef __cplusplus
 }
