@@ -28,9 +28,9 @@ static void sparse_rows(void *ctx, int64_t b, int64_t e, int tid)
         for (int64_t q = c->ra_ptr[i]; q < c->ra_ptr[i + 1]; q++) {
             int64_t k = c->ra_k[q];
             double v = c->ra_v[q];
-            for (int64_t j = 0; j < d->n; j++) acc_prod(c, (size_t)i + (size_t)j * d->m, v, d->b64[k + j * d->k]);
+            for (int64_t j = 0; j < d->n; j++) acc_prod(c, (size_t)i * d->n + j, v, d->b64[k + j * d->k]);
             for (int64_t t = c->rb_ptr[k]; t < c->rb_ptr[k + 1]; t++)
-                acc_prod(c, (size_t)i + (size_t)c->rb_j[t] * d->m, -v, c->rb_v[t]);
+                acc_prod(c, (size_t)i * d->n + c->rb_j[t], -v, c->rb_v[t]);
         }
 }
 
@@ -44,7 +44,7 @@ static void sparse_cols(void *ctx, int64_t b, int64_t e, int tid)
         for (int64_t q = c->rc_ptr[j]; q < c->rc_ptr[j + 1]; q++) {
             int64_t k = c->rc_k[q];
             double w = c->rc_v[q];
-            for (int64_t i = 0; i < d->m; i++) acc_prod(c, (size_t)i + (size_t)j * d->m, d->a64[i + k * d->m], w);
+            for (int64_t i = 0; i < d->m; i++) acc_prod(c, (size_t)i * d->n + j, d->a64[i * d->k + k], w);
         }
 }
 
@@ -63,7 +63,7 @@ static void decide_rows(void *ctx, int64_t b, int64_t e, int tid)
     mmp_ref_result *r = c->r;
     for (int64_t i = b; i < e; i++)
         for (int64_t col = 0; col < d->n; col++) {
-            size_t x = (size_t)i + (size_t)col * d->m, o = (size_t)i * d->n + col;
+            size_t x = (size_t)i * d->n + col;   /* state and result are both row-major */
             double sh = c->h[x], sl = c->l[x];
             double E = c->err[x] == 0.0 ? 0.0 : c->err[x] * (1.0 + 0x1p-40);
             if (!c->sparse) {
@@ -73,7 +73,7 @@ static void decide_rows(void *ctx, int64_t b, int64_t e, int tid)
             if (c->rowbad[i] || c->colbad[col]) E = INFINITY;
             double cv = d->c64 ? d->c64[x] : 0.0;
             ref_finish(&sh, &sl, &E, g->alpha, g->beta, cv, g->beta != 0.0);
-            j->undecided[o] = !ref_decide(&r->d64[o], &r->dout[o], sh, sl, E, g->d);
+            j->undecided[x] = !ref_decide(&r->d64[x], &r->dout[x], sh, sl, E, g->d);
         }
 }
 

@@ -130,11 +130,11 @@ static void split_rows(void *ctx, int64_t b, int64_t e, int tid)
     const ref_data *d = c->d;
     size_t plane = (size_t)d->m * d->k;
     for (int64_t i = b; i < e; i++) {
-        c->ea[i] = scale_exp(d->a64 + i, d->k, d->m, &c->rowbad[i]);
+        c->ea[i] = scale_exp(d->a64 + i * d->k, d->k, 1, &c->rowbad[i]);
         int64_t nf = 0, nl = 0;
         for (int64_t k = 0; k < d->k; k++) {
-            double last, rem = split(d->a64[i + k * d->m], c->ea[i], c->beta, c->smax_a,
-                                     c->qa + i + k * d->m, plane, &last);
+            double last, rem = split(d->a64[i * d->k + k], c->ea[i], c->beta, c->smax_a,
+                                     c->qa + i * d->k + k, plane, &last);
             nf += rem != 0.0;
             nl += last != 0.0;
         }
@@ -175,8 +175,8 @@ static void bound_rows(void *ctx, int64_t b, int64_t e, int tid)
     for (int64_t i = b; i < e; i++) {
         double mx = 0, sum = 0;
         for (int64_t k = 0; k < d->k; k++) {
-            double v = d->a64[i + k * d->m];
-            double rem = remainder_after(v, c->ea[i], c->beta, c->sa, c->qa + i + k * d->m, plane);
+            double v = d->a64[i * d->k + k];
+            double rem = remainder_after(v, c->ea[i], c->beta, c->sa, c->qa + i * d->k + k, plane);
             mx = fmax(mx, fabs(rem));
             if (isfinite(v)) sum += fabs(v);
         }
@@ -206,7 +206,7 @@ static void bound_cols(void *ctx, int64_t b, int64_t e, int tid)
 }
 
 /* Sparse mode: the remainders as lists (serial: they are few by construction). */
-static mmp_status build_lists(ref_cert *c)
+static mmp_status build_lists(ref_cert *c, const int64_t *row_cnt, const int64_t *col_cnt)
 {
     const ref_data *d = c->d;
     int64_t m = d->m, n = d->n, k = d->k;
@@ -222,15 +222,15 @@ static mmp_status build_lists(ref_cert *c)
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the remainder lists");
     int64_t t = 0;
     for (int64_t i = 0; i < m; i++) {
-        for (int64_t kk = 0; kk < k; kk++) {
-            double r = remainder_after(d->a64[i + kk * m], c->ea[i], c->beta, c->sa, c->qa + i + kk * m, pa);
+        for (int64_t kk = 0; kk < k && row_cnt[i]; kk++) {
+            double r = remainder_after(d->a64[i * k + kk], c->ea[i], c->beta, c->sa, c->qa + i * k + kk, pa);
             if (r != 0.0 && t < c->nnz_a) { c->ra_k[t] = kk; c->ra_v[t] = r; t++; }
         }
         c->ra_ptr[i + 1] = t;
     }
     t = 0;
     for (int64_t j = 0; j < n; j++) {
-        for (int64_t kk = 0; kk < k; kk++) {
+        for (int64_t kk = 0; kk < k && col_cnt[j]; kk++) {
             double r = remainder_after(d->b64[kk + j * k], c->fb[j], c->beta, c->sb, c->qb + kk + j * k, pb);
             if (r != 0.0 && t < c->nnz_b) { c->rc_k[t] = kk; c->rc_v[t] = r; c->rb_ptr[kk + 1]++; t++; }
         }
@@ -277,19 +277,20 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
     c->qb = malloc(kn * c->smax_b * sizeof(double));
     c->ea = malloc(m * sizeof(int)); c->fb = malloc(n * sizeof(int));
     c->rowbad = malloc(m); c->colbad = malloc(n);
-    int64_t *cf = malloc((m > n ? m : n) * sizeof(int64_t)), *cl = malloc((m > n ? m : n) * sizeof(int64_t));
+    int64_t *cf = malloc(m * sizeof(int64_t)), *cl = malloc(m * sizeof(int64_t));
+    int64_t *gf = malloc(n * sizeof(int64_t)), *gl = malloc(n * sizeof(int64_t));
     c->h = calloc(mn, sizeof(double)); c->l = calloc(mn, sizeof(double)); c->err = calloc(mn, sizeof(double));
-    if (!c->qa || !c->qb || !c->ea || !c->fb || !c->rowbad || !c->colbad || !cf || !cl || !c->h || !c->l || !c->err) {
-        free(cf); free(cl);
+    if (!c->qa || !c->qb || !c->ea || !c->fb || !c->rowbad || !c->colbad || !cf || !cl || !gf || !gl || !c->h || !c->l || !c->err) {
+        free(cf); free(cl); free(gf); free(gl);
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the certified path's buffers for %lldx%lldx%lld",
                        (long long)m, (long long)n, (long long)k);
     }
     split_job sj = {c, cf, cl, 0};
     ref_parallel(d->threads, m, 16, split_rows, &sj);
     int64_t full_a = sum64(cf, m), last_a = sum64(cl, m);
-    ref_parallel(d->threads, n, 16, split_cols, &sj);
-    int64_t full_b = sum64(cf, n), last_b = sum64(cl, n);
-    free(cf); free(cl);
+    split_job sb = {c, gf, gl, 0};
+    ref_parallel(d->threads, n, 16, split_cols, &sb);
+    int64_t full_b = sum64(gf, n), last_b = sum64(gl, n);
     /* one slice fewer when that leaves few remainders (they are then added exactly) */
     int drop_a = o->slices <= 0 && c->smax_a > 1 && last_a <= (int64_t)(mk / 64);
     int drop_b = o->slices <= 0 && c->smax_b > 1 && last_b <= (int64_t)(kn / 64);
@@ -299,7 +300,12 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
     /* exact remainder terms cost (nnz_a N + nnz_b M) TwoProds: worth it below ~ one GEMM */
     c->sparse = (double)c->nnz_a * n + (double)c->nnz_b * m <= (double)m * n * k / 16.0 + 64.0 * (m + n);
     r->slices_a = c->sa; r->slices_b = c->sb; r->slice_bits = c->beta;
-    if (c->sparse) return build_lists(c);
+    if (c->sparse) {
+        mmp_status st = build_lists(c, drop_a ? cl : cf, drop_b ? gl : gf);
+        free(cf); free(cl); free(gf); free(gl);
+        return st;
+    }
+    free(cf); free(cl); free(gf); free(gl);
     c->ra_max = malloc(m * sizeof(double)); c->a_sum = malloc(m * sizeof(double));
     c->rb_max = malloc(n * sizeof(double)); c->b_sum = malloc(n * sizeof(double));
     if (!c->ra_max || !c->a_sum || !c->rb_max || !c->b_sum)
@@ -313,19 +319,19 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
 
 typedef struct {
     ref_cert *c;
-    const double *p;   /* slice product, column-major */
+    const double *p;   /* slice product, row-major */
     int pair_exp;      /* beta (s + t) */
 } acc_job;
 
-static void accumulate_cols(void *ctx, int64_t b, int64_t e, int tid)
+static void accumulate_rows(void *ctx, int64_t b, int64_t e, int tid)
 {
     (void)tid;
     acc_job *j = ctx;
     ref_cert *c = j->c;
-    int64_t m = c->d->m;
-    for (int64_t col = b; col < e; col++)
-        for (int64_t i = 0; i < m; i++) {
-            size_t x = (size_t)i + (size_t)col * m;
+    int64_t n = c->d->n;
+    for (int64_t i = b; i < e; i++)
+        for (int64_t col = 0; col < n; col++) {
+            size_t x = (size_t)i * n + (size_t)col;
             int ex = c->ea[i] + c->fb[col] - j->pair_exp;
             if (ex < -1022 || ex > 970) { c->err[x] = INFINITY; continue; }
             ref_acc(&c->h[x], &c->l[x], &c->err[x], j->p[x] * ref_pow2(ex));   /* exact term */
@@ -354,12 +360,13 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
             int t = lvl - s;
             if (t < 1 || t > c.sb) continue;
             double t1 = ref_now();
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0,
-                        c.qa + (size_t)(s - 1) * mk, (int)m, c.qb + (size_t)(t - 1) * kn, (int)k, 0.0, p, (int)m);
+            /* row-major P = column-major P^T = Qb^T Qa^T (Qa row-major is Qa^T column-major) */
+            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)n, (int)m, (int)k, 1.0,
+                        c.qb + (size_t)(t - 1) * kn, (int)k, c.qa + (size_t)(s - 1) * mk, (int)k, 0.0, p, (int)n);
             r->n_gemms++;
             double t2 = ref_now();
             acc_job aj = {&c, p, c.beta * lvl};
-            ref_parallel(d->threads, n, 8, accumulate_cols, &aj);
+            ref_parallel(d->threads, m, 8, accumulate_rows, &aj);
             r->time.gemm_s += t2 - t1;
             r->time.combine_s += ref_now() - t2;
         }

@@ -1,8 +1,9 @@
 /* reference/ref_internal.h — shared internals of the reference GEMM paths (C and CUDA).
  *
  * Canonical data: every path first loads A, B, C into binary64 (exact: every format's values
- * are binary64 numbers) in COLUMN-major order, as BLAS wants it:
- *   a64[i + k * m] (M x K),  b64[k + j * K] (K x N),  c64[i + j * m] (M x N, NULL if beta == 0).
+ * are binary64 numbers) in the orders below (a row of A and a column of B are contiguous):
+ *   a64[i * K + k] (M x K, row-major), b64[k + j * K] (K x N, column-major: both contiguous
+ *   along k), c64[i * N + j] (M x N, row-major; NULL if beta == 0).
  * Results are row-major (mmp_ref_result).
  *
  * The accumulation helpers below are used by the CPU and the device code alike: a double-double
@@ -68,7 +69,7 @@ typedef struct ref_cert {
     mmp_ref_result *r;
     int beta, smax_a, smax_b;  /* bits per slice; slices computed */
     int sa, sb;                /* slices used in the products */
-    double *qa, *qb;           /* integer slices: qa[(s-1) M K + i + k M], qb[(t-1) K N + k + j K] */
+    double *qa, *qb;           /* integer slices: qa[(s-1) M K + i K + k], qb[(t-1) K N + k + j K] */
     int *ea, *fb;              /* scale exponents: 2^ea[i] > max |a_i.|, 2^fb[j] > max |b_.j| */
     unsigned char *rowbad, *colbad;   /* NaN/Inf in the row of A / column of B */
     int sparse;                /* 1: the remainders are few and added exactly; 0: bounded */
@@ -77,7 +78,7 @@ typedef struct ref_cert {
     int64_t *rb_ptr, *rb_j; double *rb_v;   /* rB by rows k of B (CSR): j, value */
     int64_t *rc_ptr, *rc_k; double *rc_v;   /* rB by columns j of B: k, value */
     double *ra_max, *a_sum, *rb_max, *b_sum; /* bound: max |rA|, >= sum |a| per row; B per column */
-    double *h, *l, *err;       /* column-major M x N accumulation state (see ref_acc) */
+    double *h, *l, *err;       /* row-major M x N accumulation state (see ref_acc) */
 } ref_cert;
 mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
 /* Remainder terms, alpha/beta, decisions, MPFR for the undecided (host). */
