@@ -64,18 +64,6 @@ void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int
     *slices_b = sb < 1 ? 1 : (sb > 8 ? 8 : sb);
 }
 
-double ref_pow2(int e)
-{
-    union { uint64_t u; double d; } v;
-    v.u = (uint64_t)(e + 1023) << 52;
-    return v.d;
-}
-
-static double scale_by(double x, int e)   /* x 2^e, exact unless it underflows */
-{
-    return (e >= -1022 && e <= 1023) ? x * ref_pow2(e) : ldexp(x, e);
-}
-
 /* Scale exponent of a vector: smallest E with 2^E > max |x| over finite x; flags non-finite. */
 static int scale_exp(const double *x, int64_t n, int64_t stride, unsigned char *bad)
 {
@@ -92,26 +80,12 @@ static int scale_exp(const double *x, int64_t n, int64_t stride, unsigned char *
     return e;
 }
 
-/* Step 2 for one value: slices into q[(s-1) qstride]; *rem_last gets the remainder after S - 1
- * slices, the return value the remainder after S. Non-finite values split as 0. */
-static double split(double v, int E, int beta, int S, double *q, size_t qstride, double *rem_last)
-{
-    double r = isfinite(v) ? v : 0.0;
-    for (int s = 1; s <= S; s++) {
-        if (s == S) *rem_last = r;
-        double qs = trunc(scale_by(r, beta * s - E));
-        q[(size_t)(s - 1) * qstride] = qs;
-        if (qs != 0.0) r -= scale_by(qs, E - beta * s);
-    }
-    return r;
-}
-
 /* Remainder after S slices (recomputed exactly from the stored slices). */
 static double remainder_after(double v, int E, int beta, int S, const double *q, size_t qstride)
 {
     double r = isfinite(v) ? v : 0.0;
     for (int s = 1; s <= S; s++)
-        if (q[(size_t)(s - 1) * qstride] != 0.0) r -= scale_by(q[(size_t)(s - 1) * qstride], E - beta * s);
+        if (q[(size_t)(s - 1) * qstride] != 0.0) r -= ref_scale(q[(size_t)(s - 1) * qstride], E - beta * s);
     return r;
 }
 
@@ -133,7 +107,7 @@ static void split_rows(void *ctx, int64_t b, int64_t e, int tid)
         c->ea[i] = scale_exp(d->a64 + i * d->k, d->k, 1, &c->rowbad[i]);
         int64_t nf = 0, nl = 0;
         for (int64_t k = 0; k < d->k; k++) {
-            double last, rem = split(d->a64[i * d->k + k], c->ea[i], c->beta, c->smax_a,
+            double last = 0, rem = ref_split(d->a64[i * d->k + k], c->ea[i], c->beta, c->smax_a,
                                      c->qa + i * d->k + k, plane, &last);
             nf += rem != 0.0;
             nl += last != 0.0;
@@ -155,7 +129,7 @@ static void split_cols(void *ctx, int64_t b, int64_t e, int tid)
         c->fb[col] = scale_exp(v, d->k, 1, &c->colbad[col]);
         int64_t nf = 0, nl = 0;
         for (int64_t k = 0; k < d->k; k++) {
-            double last, rem = split(v[k], c->fb[col], c->beta, c->smax_b, c->qb + k + col * d->k, plane, &last);
+            double last = 0, rem = ref_split(v[k], c->fb[col], c->beta, c->smax_b, c->qb + k + col * d->k, plane, &last);
             nf += rem != 0.0;
             nl += last != 0.0;
         }

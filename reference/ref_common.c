@@ -296,10 +296,15 @@ mmp_status ref_absbound_cpu(mmp_ref_result *r, const ref_data *d)
     /* row-major |A||B| = column-major (|B|^T |A|^T) */
     cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)d->n, (int)d->m, (int)d->k, 1.0, ab,
                 (int)d->k, aa, (int)d->k, 0.0, cc, (int)d->n);
-    abs_job j = {r, d, cc};
-    ref_parallel(d->threads, d->m, 8, abs_rows, &j);
+    ref_absbound_finish(r, d, cc);
     free(aa); free(ab); free(cc);
     return MMP_STATUS_OK;
+}
+
+void ref_absbound_finish(mmp_ref_result *r, const ref_data *d, const double *ab)
+{
+    abs_job j = {r, d, ab};
+    ref_parallel(d->threads, d->m, 8, abs_rows, &j);
 }
 
 /* ---- entry points ---- */

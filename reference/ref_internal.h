@@ -84,7 +84,6 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
 /* Remainder terms, alpha/beta, decisions, MPFR for the undecided (host). */
 mmp_status ref_cert_finish(ref_cert *c);
 void ref_cert_free(ref_cert *c);
-double ref_pow2(int e);        /* 2^e for -1022 <= e <= 1023 */
 mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
 /* Integer inputs: returns MMP_STATUS_OK with *handled = 1 when it computed r. */
 mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o,
@@ -92,6 +91,8 @@ mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_o
 int ref_integer_eligible(const mmp_gemm *g);
 /* Upper bounds |alpha| (|A||B|)_ij + |beta| |C_ij| into r->absbound (CPU, one DGEMM). */
 mmp_status ref_absbound_cpu(mmp_ref_result *r, const ref_data *d);
+/* The same from ab = fl(|A||B|) (row-major, any correctly rounded dot products). */
+void ref_absbound_finish(mmp_ref_result *r, const ref_data *d, const double *ab);
 /* Device path (ref_cuda.cu; a stub in host-only builds). */
 mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
 /* Best of 3 cublasDgemm timings at m x n x k (benchmarks; ref_cuda.cu). */
@@ -118,6 +119,33 @@ REF_HD void ref_acc(double *h, double *l, double *err, double x)
     *h = s;
     *l = nl;
     *err += fabs(e2);
+}
+
+REF_HD double ref_pow2(int e)   /* 2^e for -1022 <= e <= 1023 */
+{
+    union { uint64_t u; double d; } v;
+    v.u = (uint64_t)(e + 1023) << 52;
+    return v.d;
+}
+
+REF_HD double ref_scale(double x, int e)   /* x 2^e, exact unless it underflows */
+{
+    return (e >= -1022 && e <= 1023) ? x * ref_pow2(e) : ldexp(x, e);
+}
+
+/* Step 2 of ref_certified.c for one value: slices into q[(s-1) qstride]; *rem_last gets the
+ * remainder after S - 1 slices, the return value the remainder after S. Non-finite values
+ * split as 0 (their rows/columns are flagged and go to MPFR). */
+REF_HD double ref_split(double v, int E, int beta, int S, double *q, size_t qstride, double *rem_last)
+{
+    double r = isfinite(v) ? v : 0.0;
+    for (int s = 1; s <= S; s++) {
+        if (s == S) *rem_last = r;
+        double qs = trunc(ref_scale(r, beta * s - E));
+        q[(size_t)(s - 1) * qstride] = qs;
+        if (qs != 0.0) r -= ref_scale(qs, E - beta * s);
+    }
+    return r;
 }
 
 /* alpha (h + l) + beta c, with its bound: products by TwoProd (fma). The fma's error term is
