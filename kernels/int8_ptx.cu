@@ -62,7 +62,9 @@ static int run_dp4a(const mmp_kernel_args *a)
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* version 2: WMMA s8 m16n16k16, same warp tiling and loader as the PTX kernels (k32 configuration) */
+/* version 2: WMMA s8 m16n16k16, same warp tiling and loader as the PTX kernels in the K-step-16
+ * configuration: unpadded 16-byte rows keep every fragment pointer 256-bit aligned, as
+ * load_matrix_sync requires (a 16 x 16 s8 tile per 256 bytes). */
 
 __global__ void __launch_bounds__(MMP_INTK_THREADS)
 int8_wmma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B, int32_t *__restrict__ D,
@@ -70,7 +72,7 @@ int8_wmma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B, i
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     using namespace nvcuda;
-    constexpr mmp_intk_cfg c = {8, 32, 2, 4, 2, 0, 0};
+    constexpr mmp_intk_cfg c = {8, 16, 2, 2, 2, 0, 0};
     __shared__ __align__(128) uint8_t smem[mmp_intk_smem_total(c) + MMP_INTK_WARPS * MMP_INTK_WMMA_SCRATCH];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int m0 = mmp_intk_warp_m0(blockIdx.y, warp), n0 = mmp_intk_warp_n0(blockIdx.x, warp);
@@ -94,7 +96,7 @@ int8_wmma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B, i
         __syncwarp();
         if (kt + 1 < ksteps) load_stage(kt + 1, (kt + 1) % 2);
         mmp_cp_async_commit();
-        for (int kk = 0; kk < c.bkb; kk += 16) {
+        for (int kk = 0; kk < c.bkb; kk += 16) {   /* one k16 step per stage */
             wmma::fragment<wmma::matrix_a, 16, 16, 16, signed char, wmma::row_major> fa;
             wmma::fragment<wmma::matrix_b, 16, 16, 16, signed char, wmma::col_major> fb;
             wmma::load_matrix_sync(fa, (const signed char *)smem + mmp_intk_smem_a(c, kt % 2, warp, 0, kk), rs);
@@ -113,7 +115,7 @@ int8_wmma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B, i
 
 static int run_wmma(const mmp_kernel_args *a)
 {
-    int st = mmp_intk_check(a, 8, 32, 1);
+    int st = mmp_intk_check(a, 8, 16, 1);
     if (st) return st;
     dim3 grid((unsigned)((a->n + MMP_INTK_TILE_N - 1) / MMP_INTK_TILE_N),
               (unsigned)((a->m + MMP_INTK_TILE_M - 1) / MMP_INTK_TILE_M));
@@ -135,7 +137,7 @@ MMP_INT8_PTX_ROWS(INT8_RUN)
 static const mmp_kernel_desc int8_table[] = {
     mmp_intk_desc("int8_dp4a", "int8_ptx", 8, 1, 1, 1, MMP_LAYOUTS_ANY, 61, run_dp4a,
                   "dp4a, one thread per output, no tensor cores; any shape, A and B row or col"),
-    mmp_intk_desc("int8_wmma", "int8_ptx", 8, 16, 16, 32, MMP_LAYOUTS_COL, 80, run_wmma,
+    mmp_intk_desc("int8_wmma", "int8_ptx", 8, 16, 16, 16, MMP_LAYOUTS_COL, 80, run_wmma,
                   "WMMA s8 m16n16k16, 2-stage cp.async staging (seed 000 INT8 baseline)"),
     MMP_INT8_PTX_ROWS(INT8_ROW)
 };
