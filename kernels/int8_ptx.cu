@@ -9,7 +9,7 @@
  * version 1 is int8_dp4a: one thread per output, dp4a over 4 bytes of K (no tensor cores); any
  *   M, N, K, A row/col, B row/col (sm_61+).
  * version 2 is int8_wmma: nvcuda::wmma s8 m16n16k16 per warp, operands staged by the same 2-stage
- *   cp.async loader as the PTX kernels (the seed's double-buffered WMMA baseline).
+ *   cp.async loader as the PTX kernels, K step 16 (the seed's double-buffered WMMA baseline).
  * version 3 is int8_ptx_mma_k16: mma.sync m16n8k16.s8, K step 16 (ldmatrix.x2 for A and B).
  * version 4 is int8_ptx_mma_k32: mma.sync m16n8k32.s8, K step 32 (ldmatrix.x4 A, .x2 B per n8).
  * version 5 is int8_ptx_manual_pack: version 4 with per-lane ld.shared.b32 fragment gathers.
@@ -29,13 +29,13 @@ __global__ void int8_dp4a_kernel(const int8_t *__restrict__ A, const int8_t *__r
                                  int32_t *__restrict__ D, int M, int N, int K, int la, int lb,
                                  int64_t lda, int64_t ldb, int64_t ldd)
 {
-    const int i = blockIdx.y * blockDim.y + threadIdx.y, j = blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t i = blockIdx.y * blockDim.y + threadIdx.y, j = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= M || j >= N) return;
     int32_t acc = 0;
     for (int k0 = 0; k0 < K; k0 += 4) {
         uint32_t pa = 0, pb = 0;                      /* 4 bytes of K packed low byte first */
         for (int u = 0; u < 4 && k0 + u < K; u++) {   /* past K: zero bytes add nothing */
-            int k = k0 + u;
+            int64_t k = k0 + u;
             int8_t x = A[la == MMP_LAYOUT_ROW ? i * lda + k : k * lda + i];
             int8_t y = B[lb == MMP_LAYOUT_ROW ? k * ldb + j : j * ldb + k];
             pa |= (uint32_t)(uint8_t)x << (8 * u);
@@ -47,13 +47,14 @@ __global__ void int8_dp4a_kernel(const int8_t *__restrict__ A, const int8_t *__r
         __trap();
 #endif
     }
-    D[(int64_t)i * ldd + j] = acc;
+    D[i * ldd + j] = acc;
 }
 
 static int run_dp4a(const mmp_kernel_args *a)
 {
     if (a->layout_d != MMP_LAYOUT_ROW || a->m > INT32_MAX || a->n > INT32_MAX || a->k > INT32_MAX)
         return MMP_STATUS_UNSUPPORTED;
+    if (a->alpha != 1.0 || a->beta != 0.0) return MMP_STATUS_UNSUPPORTED;   /* D = A * B only */
     dim3 block(16, 16), grid((unsigned)((a->n + 15) / 16), (unsigned)((a->m + 15) / 16));
     int8_dp4a_kernel<<<grid, block, 0, (cudaStream_t)a->stream>>>(
         (const int8_t *)a->a, (const int8_t *)a->b, (int32_t *)a->d, (int)a->m, (int)a->n, (int)a->k,

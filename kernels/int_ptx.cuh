@@ -29,7 +29,7 @@ template <int CG>
 __device__ __forceinline__ void mmp_cp_async16(uint32_t smem, const void *gmem)
 {
 #ifndef MMP_INTK_NO_SM80
-    if (CG) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(gmem) : "memory");
+    if constexpr (CG != 0) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(gmem) : "memory");
     else    asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(gmem) : "memory");
 #else
     (void)smem; (void)gmem; __trap();
@@ -213,6 +213,7 @@ static inline int mmp_intk_check(const mmp_kernel_args *a, int bits, int kmul, i
     int64_t lda_b = a->lda * bits / 8, ldb_b = a->ldb * bits / 8;
     if (a->layout_a != MMP_LAYOUT_ROW || a->layout_b != MMP_LAYOUT_COL || a->layout_d != MMP_LAYOUT_ROW)
         return MMP_STATUS_UNSUPPORTED;
+    if (a->alpha != 1.0 || a->beta != 0.0) return MMP_STATUS_UNSUPPORTED;   /* D = A * B only */
     if (a->m % 16 || a->n % 16 || a->k % kmul || a->m > INT32_MAX || a->n > INT32_MAX || a->k > INT32_MAX)
         return MMP_STATUS_UNSUPPORTED;
     if ((a->lda * bits) % 8 || (a->ldb * bits) % 8 || lda_b % 16 || ((uintptr_t)a->a & 15))

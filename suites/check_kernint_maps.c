@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "kernels/int_ptx_addr.h"
+#include "mmaprobe/gemm.h"
 #include "mmaprobe/memmap.h"
 #include "mmaprobe/registry.h"
 #include "suites/check_main.h"
@@ -361,6 +362,35 @@ START_TEST(test_sector_efficiency)
 }
 END_TEST
 
+/* ---- registry: every row has its map and (in CUDA builds) a descriptor that agrees with it ---- */
+START_TEST(test_registry)
+{
+    const row *r = &rows[_i];
+    size_t n;
+    const mmp_kernel_memmap *const *maps = mmp_registry_memmaps(&n);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) found += !strcmp(maps[i]->kernel, r->name);
+    ck_assert_msg(found == 1, "%s: %d maps in the registry", r->name, found);
+#ifdef MMP_HAVE_CUDA
+    const mmp_kernel_desc *d = mmp_registry_find(r->name, MMP_REGISTRY_DEFAULT);
+    ck_assert_msg(d != NULL, "%s: no descriptor", r->name);
+    ck_assert_int_eq(d->a_format, r->c.bits == 8 ? MMP_FORMAT_INT8 : MMP_FORMAT_INT4);
+    ck_assert_int_eq(d->d_format, MMP_FORMAT_INT32);
+    ck_assert_int_eq(d->acc_format, MMP_FORMAT_INT32);
+    ck_assert_int_eq(d->k_multiple, r->c.bkb * 8 / r->c.bits);
+    ck_assert_int_eq(d->m_multiple, MMP_INTK_WTILE);
+    ck_assert_int_eq(d->n_multiple, MMP_INTK_WTILE);
+    ck_assert_uint_eq(d->layouts_b, MMP_LAYOUTS_COL);
+    ck_assert_int_eq(d->min_cc, 80);
+    ck_assert(d->run != NULL && d->reads_c == 0);
+    for (int i = 0; i < 3; i++) {
+        static const char *const others[3] = {"int8_wmma", "int4_wmma", "int8_dp4a"};
+        ck_assert_msg(mmp_registry_find(others[i], MMP_REGISTRY_DEFAULT) != NULL, "no %s", others[i]);
+    }
+#endif
+}
+END_TEST
+
 static Suite *kernint_maps_suite(void)
 {
     Suite *s = suite_create("kernint_maps");
@@ -369,6 +399,7 @@ static Suite *kernint_maps_suite(void)
     tcase_add_loop_test(tc, test_global_once, 0, NROWS);
     tcase_add_loop_test(tc, test_fragments, 0, NROWS);
     tcase_add_loop_test(tc, test_sector_efficiency, 0, NROWS);
+    tcase_add_loop_test(tc, test_registry, 0, NROWS);
     suite_add_tcase(s, tc);
     return s;
 }
