@@ -4,7 +4,7 @@
  * Data: int4 two per byte, low nibble first (format.h); A row-major M x K; B stored N x K
  * ("col-major", K contiguous); ld in elements (even); D row-major int32, int32 accumulation; C not
  * read. Shapes outside the declared multiples, other layouts, or lda/ldb not a multiple of 16 bytes
- * (32 elements) return MMP_STATUS_UNSUPPORTED (SKIP).
+ * (32 elements) return MMP_KERNEL_UNSUPPORTED (SKIP).
  * Hardware: the s4 mma.sync shapes are m8n8k32 (sm_75+), m16n8k32 and m16n8k64 (sm_80+), so
  * min_cc is 80 (cp.async too). Hopper (sm_90) has no INT4 tensor-core datapath: ptxas lowers s4
  * mma.sync to an emulation there; the SASS column of the kernels table (cuobjdump) shows which.

@@ -4,7 +4,7 @@
  * Data: A row-major M x K; B stored N x K ("col-major", K contiguous: the layout mma.sync .row.col
  * wants); D row-major M x N int32; accumulation in int32 (wraps modulo 2^32 like the hardware; the
  * runner's data keep |sum| < 2^31). C is not read (reads_c = 0). Shapes outside a kernel's declared
- * multiples, other layouts, or lda/ldb not a multiple of 16 bytes return MMP_STATUS_UNSUPPORTED (SKIP).
+ * multiples, other layouts, or lda/ldb not a multiple of 16 bytes return MMP_KERNEL_UNSUPPORTED (SKIP).
  *
  * version 1 is int8_dp4a: one thread per output, dp4a over 4 bytes of K (no tensor cores); any
  *   M, N, K, A row/col, B row/col (sm_61+).
@@ -53,8 +53,8 @@ __global__ void int8_dp4a_kernel(const int8_t *__restrict__ A, const int8_t *__r
 static int run_dp4a(const mmp_kernel_args *a)
 {
     if (a->layout_d != MMP_LAYOUT_ROW || a->m > INT32_MAX || a->n > INT32_MAX || a->k > INT32_MAX)
-        return MMP_STATUS_UNSUPPORTED;
-    if (a->alpha != 1.0 || a->beta != 0.0) return MMP_STATUS_UNSUPPORTED;   /* D = A * B only */
+        return MMP_KERNEL_UNSUPPORTED;
+    if (a->alpha != 1.0 || a->beta != 0.0) return MMP_KERNEL_UNSUPPORTED;   /* D = A * B only */
     dim3 block(16, 16), grid((unsigned)((a->n + 15) / 16), (unsigned)((a->m + 15) / 16));
     int8_dp4a_kernel<<<grid, block, 0, (cudaStream_t)a->stream>>>(
         (const int8_t *)a->a, (const int8_t *)a->b, (int32_t *)a->d, (int)a->m, (int)a->n, (int)a->k,

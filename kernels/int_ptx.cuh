@@ -206,19 +206,19 @@ mmp_intk_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B, in
         }
 }
 
-/* Shape and layout checks shared by every integer kernel: MMP_STATUS_UNSUPPORTED (a SKIP) when the
+/* Shape and layout checks shared by every integer kernel: MMP_KERNEL_UNSUPPORTED (a SKIP) when the
  * problem is outside what the descriptor promises or an operand is not 16-byte aligned. */
 static inline int mmp_intk_check(const mmp_kernel_args *a, int bits, int kmul, int b_vector)
 {
     int64_t lda_b = a->lda * bits / 8, ldb_b = a->ldb * bits / 8;
     if (a->layout_a != MMP_LAYOUT_ROW || a->layout_b != MMP_LAYOUT_COL || a->layout_d != MMP_LAYOUT_ROW)
-        return MMP_STATUS_UNSUPPORTED;
-    if (a->alpha != 1.0 || a->beta != 0.0) return MMP_STATUS_UNSUPPORTED;   /* D = A * B only */
+        return MMP_KERNEL_UNSUPPORTED;
+    if (a->alpha != 1.0 || a->beta != 0.0) return MMP_KERNEL_UNSUPPORTED;   /* D = A * B only */
     if (a->m % 16 || a->n % 16 || a->k % kmul || a->m > INT32_MAX || a->n > INT32_MAX || a->k > INT32_MAX)
-        return MMP_STATUS_UNSUPPORTED;
+        return MMP_KERNEL_UNSUPPORTED;
     if ((a->lda * bits) % 8 || (a->ldb * bits) % 8 || lda_b % 16 || ((uintptr_t)a->a & 15))
-        return MMP_STATUS_UNSUPPORTED;
-    if (b_vector && (ldb_b % 16 || ((uintptr_t)a->b & 15))) return MMP_STATUS_UNSUPPORTED;
+        return MMP_KERNEL_UNSUPPORTED;
+    if (b_vector && (ldb_b % 16 || ((uintptr_t)a->b & 15))) return MMP_KERNEL_UNSUPPORTED;
     return 0;
 }
 
