@@ -38,6 +38,7 @@
 
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/kernel.h"
+#include "mmaprobe/metrics.h"
 #include "mmaprobe/result.h"
 #include "mmaprobe/status.h"
 
@@ -116,17 +117,8 @@ mmp_status mmp_suitefile_parse_text(mmp_case **cases, size_t *count, const char 
 void mmp_cases_shard(mmp_case *cases, size_t *count, int shard_index, int shard_count);
 
 /* ---- options and the run ---- */
-typedef enum mmp_tolerance {
-    MMP_TOLERANCE_BOUND = 0,       /* deterministic bound of the declared accumulator (default) */
-    MMP_TOLERANCE_PROBABILISTIC,   /* lambda * sqrt(K) * u instead of K * u */
-    MMP_TOLERANCE_BITWISE,         /* output == reference rounded to the output format */
-    MMP_TOLERANCE_ABSREL,          /* |err| <= atol + rtol * |ref| */
-    MMP_TOLERANCE_ULPS             /* |err| <= ulps * ulp(ref) in the output format */
-} mmp_tolerance;
-
 typedef struct mmp_runner_options {
-    mmp_tolerance tolerance;
-    double atol, rtol, ulps;
+    mmp_tolerance tol;             /* metrics.h: bound (default), probabilistic, bitwise, ... */
     double timeout_s;              /* per case (default 60) */
     int isolate;                   /* 1 (default): each kernel's cases in a forked child */
     int device;                    /* CUDA device ordinal (default 0) */
