@@ -104,6 +104,11 @@ static void summary_table(FILE *out, const mmp_run *run)
         fprintf(out, "</td><td class=\"num\">%" PRId64 "</td><td class=\"num\">%" PRId64 "</td><td class=\"num\">%" PRId64
                      "</td><td class=\"num\">%" PRId64 "</td><td class=\"num\">%" PRId64 "</td><td>",
                 s->cases, s->pass, s->fail, s->error, s->skip);
+        if (s->pass + s->fail == 0) {
+            fprintf(out, "&#8211;</td><td class=\"num\">&#8211;</td><td class=\"num\">&#8211;</td><td class=\"num\">%.3f</td></tr>\n",
+                    s->time_kernel_ms);
+            continue;
+        }
         ratio_bar(out, s->worst_ratio_det);
         fprintf(out, "%.3g</td><td class=\"num\">%.3g</td><td class=\"num\">%.4g</td><td class=\"num\">%.3f</td></tr>\n",
                 s->worst_ratio_det, s->worst_ratio_prob, s->max_ulp, s->time_kernel_ms);
@@ -166,6 +171,50 @@ static void failure_card(FILE *out, const mmp_case_result *c)
              c->n_input_modified);
     kv(out, "mismatches", b);
     fputs("</table></div></div></div>\n", out);
+}
+
+/* Failing cases grouped by precision x kernel: the largest case's card first (its heatmap
+ * covers the most elements), the others folded into <details>. */
+static void failures(FILE *out, const mmp_run *run)
+{
+    size_t n = run->n_cases, cards = 0;
+    char *done = calloc(n ? n : 1, 1);
+    if (!done) return;
+    for (size_t i = 0; i < n; i++) {
+        const mmp_case_result *c = &run->cases[i];
+        if (done[i] || (c->verdict != MMP_VERDICT_FAIL && c->verdict != MMP_VERDICT_ERROR)) continue;
+        size_t best = i, more = 0;
+        for (size_t j = i; j < n; j++) {
+            const mmp_case_result *d = &run->cases[j];
+            if ((d->verdict != MMP_VERDICT_FAIL && d->verdict != MMP_VERDICT_ERROR) ||
+                strcmp(d->kernel, c->kernel) != 0 || strcmp(d->precision, c->precision) != 0)
+                continue;
+            done[j] = 2;                             /* in this group */
+            more++;
+            const mmp_case_result *b = &run->cases[best];
+            int better = (d->verdict == MMP_VERDICT_FAIL) > (b->verdict == MMP_VERDICT_FAIL) ||
+                         ((d->verdict == MMP_VERDICT_FAIL) == (b->verdict == MMP_VERDICT_FAIL) && d->m * d->n > b->m * b->n);
+            if (better) best = j;
+        }
+        if (cards++ < HTML_MAX_CARDS) failure_card(out, &run->cases[best]);
+        if (more > 1) {
+            fputs("<details><summary>", out);
+            fprintf(out, "%zu more failing case%s of <code>", more - 1, more > 2 ? "s" : "");
+            esc(out, c->kernel);
+            fputs("</code> (", out);
+            esc(out, c->precision);
+            fputs(")</summary>\n", out);
+        }
+        for (size_t j = i; j < n; j++) {
+            if (done[j] != 2) continue;
+            done[j] = 1;
+            if (j != best && cards++ < HTML_MAX_CARDS) failure_card(out, &run->cases[j]);
+        }
+        if (more > 1) fputs("</details>\n", out);
+    }
+    if (cards > HTML_MAX_CARDS)
+        fprintf(out, "<p class=\"muted\">%zu more failing cases are listed in the table below.</p>\n", cards - HTML_MAX_CARDS);
+    free(done);
 }
 
 /* Error vs K: one series per precision, norm-wise relative error of each PASS/FAIL case. */
@@ -343,7 +392,7 @@ void mmp_report_print_html(FILE *out, const mmp_run *run)
 {
     int64_t counts[MMP_VERDICT_COUNT_];
     int code = mmp_report_counts(run, counts);
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>mmaprobe ", out);
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>\n<title>mmaprobe ", out);
     esc(out, run->kind);
     fputs(" report</title>\n<style>", out);
     fputs(css, out);
@@ -361,14 +410,11 @@ void mmp_report_print_html(FILE *out, const mmp_run *run)
     fputs("</div></div>\n<h2>Summary per precision &#215; kernel</h2>\n", out);
     summary_table(out, run);
 
-    size_t cards = 0, nbad = (size_t)(counts[MMP_VERDICT_FAIL] + counts[MMP_VERDICT_ERROR]);
-    if (nbad) fputs("<h2>Failures</h2>\n", out);
-    for (int pass = 0; pass < 2; pass++)      /* FAIL cards first, then ERROR */
-        for (size_t i = 0; i < run->n_cases && cards < HTML_MAX_CARDS; i++) {
-            const mmp_case_result *c = &run->cases[i];
-            if (c->verdict == (pass ? MMP_VERDICT_ERROR : MMP_VERDICT_FAIL)) { failure_card(out, c); cards++; }
-        }
-    if (nbad > cards) fprintf(out, "<p class=\"muted\">%zu more failing cases are listed in the table below.</p>\n", nbad - cards);
+    if (counts[MMP_VERDICT_FAIL] + counts[MMP_VERDICT_ERROR]) {
+        fputs("<h2>Failures</h2>\n<p class=\"muted\">One card per precision &#215; kernel (its largest failing "
+              "case); the other failing cases of the same kernel are folded below it.</p>\n", out);
+        failures(out, run);
+    }
 
     fputs("<h2>Error vs K per precision</h2>\n<div class=\"panel\">", out);
     error_vs_k(out, run);
@@ -390,7 +436,7 @@ void mmp_report_print_html(FILE *out, const mmp_run *run)
     }
     fprintf(out, "<h2>All cases</h2>\n<details%s><summary>%zu cases</summary>\n<table><tr><th>verdict</th><th>case ID</th>"
                  "<th>reasons</th><th>|err|/bound</th><th>max ULP</th><th>kernel ms</th></tr>\n",
-            run->n_cases <= 40 ? " open" : "", run->n_cases);
+            run->n_cases <= 40 ? " open=\"open\"" : "", run->n_cases);
     for (size_t i = 0; i < run->n_cases; i++) {
         const mmp_case_result *c = &run->cases[i];
         char reasons[512];

@@ -109,7 +109,7 @@ void mmp_svg_histogram(FILE *out, const uint64_t *hist)
                      " elements</title></rect>\n",
                 left + b * bw + 1, top + h - bh, bw - 2, bh, col, hist[b]);
         if (hist[b])
-            fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%" PRIu64 "</text>\n",
+            fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"8.5\" fill=\"#333\" text-anchor=\"middle\">%" PRIu64 "</text>\n",
                     left + b * bw + bw / 2, top + h - bh - 2 > 8 ? top + h - bh - 2 : 8.0, hist[b]);
         const char *lab = b == 0 ? "0" : b == MMP_HIST_BINS - 1 ? ">1" : NULL;
         if (lab)
