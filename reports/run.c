@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mmaprobe/report.h"
@@ -148,6 +149,9 @@ mmp_status mmp_report_write_json(const char *path, const mmp_run *run)
         free(tmp);
         return st;
     }
+    mode_t mask = umask(0);                     /* mkstemp makes 0600; give the usual 0666 & ~umask */
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) { /* keep 0600: still a valid document */ }
     FILE *f = fdopen(fd, "w");
     if (!f) { close(fd); unlink(tmp); free(tmp); return MMP_ERR(MMP_STATUS_IO, "cannot write %s", path); }
     mmp_status st = mmp_report_write_json_stream(f, run);
