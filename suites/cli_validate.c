@@ -20,6 +20,8 @@ typedef struct {
     const char *suite, *filter, *output;
     uint64_t seed;
     int mutants, list_only;
+    const char *plugins[16];
+    int n_plugins;
     mmp_runner_options o;
 } cli;
 
@@ -58,6 +60,11 @@ static int parse_args(cli *c, const char *cmd, int argc, char **argv)
         else if (!strcmp(a, "--filter")) { NEED(); c->filter = v; }
         else if (!strcmp(a, "--seed")) { NEED(); if (parse_num(&x, v) || x < 0) return usage_error(cmd, "bad --seed '%s'", v); c->seed = (uint64_t)x; }
         else if (!strcmp(a, "--mutants")) c->mutants = 1;
+        else if (!strcmp(a, "--plugin")) {
+            NEED();
+            if (c->n_plugins == 16) return usage_error(cmd, "at most 16 --plugin (got '%s')", v);
+            c->plugins[c->n_plugins++] = v;
+        }
         else if (!strcmp(a, "--no-isolate")) c->o.isolate = 0;
         else if (!strcmp(a, "--tolerance")) {
             NEED();
@@ -94,11 +101,37 @@ static int parse_args(cli *c, const char *cmd, int argc, char **argv)
     return -1;
 }
 
+#define MAX_KERNELS 2048
+static const mmp_kernel_desc *all_kernels[MAX_KERNELS];
+
+/* Built-in kernels (and mutants) plus every plugin's, plugins checked (exit 2 on a bad one). */
+static mmp_status kernel_list(size_t *nk, const cli *c)
+{
+    size_t nb;
+    const mmp_kernel_desc *const *k = mmp_registry_kernels(&nb, c->mutants ? MMP_REGISTRY_ALL : MMP_REGISTRY_DEFAULT);
+    *nk = 0;
+    for (size_t i = 0; i < nb && *nk < MAX_KERNELS; i++) all_kernels[(*nk)++] = k[i];
+    for (int p = 0; p < c->n_plugins; p++) {
+        const mmp_kernel_desc *pk;
+        size_t pn;
+        MMP_TRY(mmp_plugin_load(&pk, &pn, c->plugins[p]));
+        for (size_t i = 0; i < pn && *nk < MAX_KERNELS; i++) {
+            for (size_t j = 0; j < *nk; j++)
+                if (!strcmp(all_kernels[j]->name, pk[i].name))
+                    return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: kernel name '%s' is already taken", c->plugins[p], pk[i].name);
+            all_kernels[(*nk)++] = &pk[i];
+        }
+    }
+    return MMP_STATUS_OK;
+}
+
 static mmp_status build_cases(mmp_case **cases, size_t *n, const cli *c)
 {
     size_t nk;
-    const mmp_kernel_desc *const *k = mmp_registry_kernels(&nk, c->mutants ? MMP_REGISTRY_ALL : MMP_REGISTRY_DEFAULT);
-    return mmp_cases_build(cases, n, c->suite, k, nk, c->filter, c->seed);
+    *cases = NULL;
+    *n = 0;
+    MMP_TRY(kernel_list(&nk, c));
+    return mmp_cases_build(cases, n, c->suite, all_kernels, nk, c->filter, c->seed);
 }
 
 int mmp_cli_list(int argc, char **argv)
@@ -117,7 +150,12 @@ int mmp_cli_list(int argc, char **argv)
     mmp_env_capture(&env, -1, c.seed, argc, argv);
     mmp_env_print(stdout, &env, "# ");
     size_t nk;
-    const mmp_kernel_desc *const *k = mmp_registry_kernels(&nk, c.mutants ? MMP_REGISTRY_ALL : MMP_REGISTRY_DEFAULT);
+    mmp_status lst = kernel_list(&nk, &c);
+    if (lst != MMP_STATUS_OK) {
+        fprintf(stderr, "mmaprobe list: %s\n", mmp_error_last());
+        return mmp_status_exit_code(lst);
+    }
+    const mmp_kernel_desc *const *k = all_kernels;
     printf("kernels (%zu):\n", nk);
     for (size_t i = 0; i < nk; i++) {
         char prec[48];
@@ -171,6 +209,7 @@ int mmp_cli_validate(int argc, char **argv)
         printf("usage: mmaprobe validate [--suite smoke|edge|full|FILE] [--filter GLOB] [--seed N] [--mutants]\n"
                "         [--tolerance bound|probabilistic|bitwise] [--atol X] [--rtol X] [--ulps N]\n"
                "         [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate]\n"
+               "         [--plugin LIB.so]...\n"
                "  runs every case (each kernel in its own process), writes RUN.json (and RUN.json.jsonl\n"
                "  as cases finish), prints a table. Exit 0 all pass/skip, 1 a FAIL or ERROR, 2 usage,\n"
                "  3 environment, 4 internal.\n");
