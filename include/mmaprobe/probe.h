@@ -109,7 +109,7 @@ mmp_status mmp_arith_model_outputs(mmp_capture *cap, const mmp_model_params *p);
 /* ---- analysis (probes/arith_analyse.c) ---- */
 typedef struct mmp_arith_feature {
     char name[32];              /* "significand_bits", "block_size", ... */
-    char value[64];             /* measured value, printable */
+    char value[128];            /* measured value, printable */
     char method[256];           /* how the inputs isolate it */
     int ok;                     /* 1 measured consistently; 0 inconclusive (reason in value) */
 } mmp_arith_feature;
