@@ -10,6 +10,7 @@
  * CUDA is used only in a forked child that writes the captures to files.
  */
 #include <errno.h>
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -66,6 +67,12 @@ static int capture_in_child(const arith_opts *o, const char *dir, FILE *text)
             mmp_capture cap;
             if (mmp_arith_design(&cap, &ins[i], o->n_random, o->seed) != MMP_STATUS_OK) { failures++; continue; }
             mmp_status st = mmp_arith_capture_gpu(&cap, &ins[i], 0);
+            if (st == MMP_STATUS_NO_DEVICE) {
+                fprintf(text, "# arith: no usable CUDA device: %s\n", mmp_error_last());
+                mmp_capture_clear(&cap);
+                fflush(NULL);
+                _exit(MMP_EXIT_ENVIRONMENT);
+            }
             if (st == MMP_STATUS_OK) {
                 char path[4096];
                 snprintf(path, sizeof path, "%s/%s.txt", dir, ins[i].id);
@@ -114,6 +121,11 @@ int mmp_probe_arith_run(FILE *text, FILE *json, int argc, char **argv)
             dir = tmpdir;
         }
         int crc = capture_in_child(&o, dir, text ? text : stdout);
+        if (crc == MMP_EXIT_ENVIRONMENT) {
+            if (json) fprintf(json, "  \"arith\": null");
+            if (tmpdir[0]) rmdir(tmpdir);
+            return MMP_EXIT_ENVIRONMENT;
+        }
         if (crc != 0) rc = MMP_EXIT_FAIL;
     }
     size_t n;
@@ -150,9 +162,18 @@ int mmp_probe_arith_run(FILE *text, FILE *json, int argc, char **argv)
                     fprintf(stderr, "mmaprobe probe: %s\n", mmp_error_last());
             }
         } else {
+            /* <id>.txt as the GPU step writes it, else the first <name>-<id>.txt (stored
+             * captures: h200-<id>.txt, synthetic-h200-<id>.txt) */
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.txt", dir, ins[i].id);
-            if (access(path, R_OK) != 0) continue;
+            if (access(path, R_OK) != 0) {
+                glob_t gl;
+                snprintf(path, sizeof path, "%s/*-%s.txt", dir, ins[i].id);
+                int found = glob(path, 0, NULL, &gl) == 0 && gl.gl_pathc > 0;
+                if (found) snprintf(path, sizeof path, "%s", gl.gl_pathv[0]);
+                globfree(&gl);
+                if (!found) continue;
+            }
             if ((st = mmp_capture_read(&cap, path)) != MMP_STATUS_OK) {
                 fprintf(stderr, "mmaprobe probe: %s\n", mmp_error_last());
                 rc = MMP_EXIT_USAGE;

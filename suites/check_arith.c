@@ -88,6 +88,28 @@ START_TEST(test_stored_captures)
 }
 END_TEST
 
+/* Real captures from the H200 (probes/captures/h200-<instruction>.txt, stored by the lead from
+ * scripts/device/30-probe.sh): the fitted model must replay every vector. Absent: nothing to do. */
+START_TEST(test_real_captures)
+{
+    size_t n;
+    const mmp_arith_instr *ins = mmp_arith_instrs(&n);
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/probes/captures/h200-%s.txt", MMP_SOURCE_DIR, ins[i].id);
+        if (access(path, R_OK) != 0) continue;
+        mmp_capture cap;
+        ck_assert_msg(mmp_capture_read(&cap, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+        mmp_arith_report rep;
+        ck_assert_int_eq(mmp_arith_analyse(&rep, &cap), MMP_STATUS_OK);
+        mmp_arith_report_print(stdout, &rep);
+        ck_assert_msg(rep.total_mismatches == 0, "%s: %zu vectors differ from the fitted model (%s)",
+                      path, rep.total_mismatches, rep.mismatch_example);
+        mmp_capture_clear(&cap);
+    }
+}
+END_TEST
+
 START_TEST(test_mismatch_detected)
 {
     const mmp_arith_instr *in = mmp_arith_instr_find("mma.f16.f32");
@@ -126,6 +148,7 @@ static Suite *arith_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_synthetic_recovery, 0, (int)(sizeof gpus / sizeof gpus[0]));
     tcase_add_test(tc, test_stored_captures);
+    tcase_add_test(tc, test_real_captures);
     tcase_add_test(tc, test_mismatch_detected);
     tcase_add_test(tc, test_bad_capture);
     suite_add_tcase(s, tc);
