@@ -58,7 +58,7 @@
 extern "C" {
 #endif
 
-#define MMP_LAYOUT_MAX_FRAGS 8
+#define MMP_LAYOUT_MAX_FRAGS 12
 #define MMP_LAYOUT_NAME 40
 
 typedef struct mmp_layout_slot {
