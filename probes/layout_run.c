@@ -19,7 +19,7 @@
 #include "mmaprobe/layout.h"
 
 typedef struct run_opts {
-    const char *filter, *from, *write_capture, *write_synth;
+    const char *filter, *from, *write_capture, *write_synth, *json_path;
     int device, quiet;
 } run_opts;
 
@@ -35,13 +35,14 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: mmaprobe probe layout [--filter S] [--from-capture DIR] [--write-capture DIR]\n"
-            "                             [--write-synthetic DIR] [--device N] [--quiet]\n"
+            "                             [--write-synthetic DIR] [--json FILE] [--device N] [--quiet]\n"
             "  Which lane and register holds which element of every mma.sync, WMMA, ldmatrix,\n"
             "  stmatrix and wgmma fragment; compared with the PTX ISA's documented mapping.\n"
             "  --filter S           only captures whose id contains S (comma-separated: any of)\n"
             "  --from-capture DIR   analyse DIR/*.txt captures instead of running on the GPU\n"
             "  --write-capture DIR  also store each GPU capture as DIR/<id>.txt\n"
             "  --write-synthetic DIR  write the PTX ISA's mappings as captures (DIR/<id>.txt) and exit\n"
+            "  --json FILE          also write the JSON object to FILE\n"
             "  --quiet              tables only, no pictures\n"
             "  exit: 0 all consistent and as documented, 1 a difference or inconsistency, 2 usage,\n"
             "        3 no device / unreadable input, 4 internal error\n");
@@ -251,7 +252,8 @@ static int parse_opts(run_opts *o, int argc, char **argv)
         const char *a = argv[i];
         const char **target = !strcmp(a, "--filter") ? &o->filter : !strcmp(a, "--from-capture") ? &o->from
                             : !strcmp(a, "--write-capture") ? &o->write_capture
-                            : !strcmp(a, "--write-synthetic") ? &o->write_synth : NULL;
+                            : !strcmp(a, "--write-synthetic") ? &o->write_synth
+                            : !strcmp(a, "--json") ? &o->json_path : NULL;
         if (target || !strcmp(a, "--device")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "mmaprobe probe layout: %s needs a value\n", a);
@@ -298,6 +300,14 @@ int mmp_probe_layout_run(FILE *text, FILE *json, int argc, char **argv)
         fprintf(stderr, "mmaprobe probe layout: %s\n", mmp_error_last());
         return MMP_EXIT_ENVIRONMENT;
     }
+    /* --json FILE: the JSON goes to a buffer, then to FILE and to the caller's stream (if any) */
+    FILE *json_caller = json;
+    char *json_buf = NULL;
+    size_t json_len = 0;
+    if (o.json_path && !(json = open_memstream(&json_buf, &json_len))) {
+        fprintf(stderr, "mmaprobe probe layout: out of memory\n");
+        return MMP_EXIT_INTERNAL;
+    }
     mmp_env env;
     mmp_status est = mmp_env_capture(&env, o.device, 0, argc, argv);   /* forks: before any CUDA use */
     if (text) mmp_env_print(text, &env, "# ");
@@ -324,6 +334,15 @@ int mmp_probe_layout_run(FILE *text, FILE *json, int argc, char **argv)
         fprintf(text, "\nlayout: %d match the PTX ISA, %d differ, %d inconsistent, %d discovered (undocumented), "
                       "%d skipped, %d errors\n",
                 rs.n_match, rs.n_differ, rs.n_inconsistent, rs.n_discovered, rs.n_skipped, rs.n_errors);
+    if (o.json_path) {
+        fclose(json);
+        FILE *jf = fopen(o.json_path, "w");
+        if (!jf || fwrite(json_buf, 1, json_len, jf) != json_len || fputc('\n', jf) == EOF)
+            st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", o.json_path, strerror(errno));
+        if (jf && fclose(jf) != 0 && st == MMP_STATUS_OK) st = MMP_ERR(MMP_STATUS_IO, "cannot write %s", o.json_path);
+        if (json_caller) fwrite(json_buf, 1, json_len, json_caller);
+        free(json_buf);
+    }
     if (st != MMP_STATUS_OK) {
         fprintf(stderr, "mmaprobe probe layout: %s\n", mmp_error_last());
         return mmp_status_exit_code(st);

@@ -3,12 +3,16 @@
  * Usage (the `mmaprobe probe` CLI calls the entry point; see probes/cli_probe.c):
  *   int rc = mmp_probe_layout_run(stdout, json, argc, argv);   // exit code (MMP_EXIT_*)
  *     mmaprobe probe layout [--filter S] [--from-capture DIR] [--write-capture DIR]
- *                           [--write-synthetic DIR] [--device N] [--quiet]
+ *                           [--write-synthetic DIR] [--json FILE] [--device N] [--quiet]
  *   Without --from-capture it captures on the GPU *in the calling process* (it creates a CUDA
  *   context and does not fork afterwards; callers that fork must do so before calling it).
  *   With --from-capture it analyses stored captures (probes/captures/layout/) and needs no GPU.
  *   Text (tables, pictures) goes to `text`, one JSON object to `json` (the "layout" member of
- *   the probe document); either may be NULL.
+ *   the probe document); either may be NULL. --json FILE also writes that object to FILE.
+ *   Exit code: 0 all captures consistent and (where documented) equal to the PTX ISA; 1 a
+ *   difference or an inconsistency (named in the text); 2 usage; 3 no device / unreadable
+ *   captures; 4 internal error. --write-synthetic DIR writes the documented mappings as
+ *   captures (how probes/captures/layout/synthetic/ was made) and needs no GPU.
  *
  * Library use (host only, no GPU):
  *   mmp_layout_capture cap; mmp_layout_capture_init(&cap);
