@@ -235,6 +235,25 @@ done:
     return st;
 }
 
+mmp_status mmp_layout_pairs_check(int64_t *mismatches, const int32_t *pairs, const int32_t *cmap,
+                                  const mmp_layout_capture *cap)
+{
+    int fa = mmp_layout_capture_find_frag(cap, "A"), fb = mmp_layout_capture_find_frag(cap, "B"),
+        fc = mmp_layout_capture_find_frag(cap, "C");
+    if (fa < 0 || fb < 0 || fc < 0) return MMP_ERR(MMP_STATUS_INVALID, "capture %s: pairs need fragments A, B, C, D", cap->id);
+    size_t np = (size_t)cap->threads * cap->frags[fa].elems_per_lane * cap->threads * cap->frags[fb].elems_per_lane,
+           nc = (size_t)cap->threads * cap->frags[fc].elems_per_lane;
+    int32_t *p2 = malloc(sizeof(int32_t) * (np + nc));
+    if (!p2) return MMP_ERR(MMP_STATUS_NO_MEMORY, "layout: out of memory");
+    mmp_status st = mmp_layout_pairs_from_capture(p2, p2 + np, cap);
+    int64_t bad = 0;
+    for (size_t i = 0; st == MMP_STATUS_OK && i < np; i++) bad += p2[i] != pairs[i];
+    for (size_t i = 0; st == MMP_STATUS_OK && i < nc; i++) bad += p2[np + i] != cmap[i];
+    free(p2);
+    *mismatches = bad;
+    return st;
+}
+
 /* ---- analysis ------------------------------------------------------------------------------ */
 
 static void analyze_frag(mmp_layout_frag_report *r, const mmp_layout_capture *cap, int f,

@@ -198,11 +198,20 @@ static void run_gpu(run_state *rs, int cc)
         mmp_layout_capture_init(&cap);
         mmp_status st = pairs && cmap ? mmp_layout_gpu_mma_pairs(pairs, cmap, doc->id)
                                       : MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
+        int64_t unexplained = 0;
+        if (st == MMP_STATUS_OK) st = mmp_layout_from_pairs(&cap, doc, pairs, cmap);
+        if (st == MMP_STATUS_OK) st = mmp_layout_pairs_check(&unexplained, pairs, cmap, &cap);
         if (st == MMP_STATUS_OK) {
-            snprintf(cap.source, sizeof cap.source, "gpu: one-hot pair probes (A x B -> D, C -> D)");
-            st = mmp_layout_from_pairs(&cap, doc, pairs, cmap);
+            snprintf(cap.source, sizeof cap.source,
+                     "gpu: one-hot pair probes (A x B -> D, C -> D); %lld of %lld observations not explained by the mapping",
+                     (long long)unexplained, (long long)na * nb + nc);
+            st = report_one(rs, &cap);
         }
-        if (st == MMP_STATUS_OK) st = report_one(rs, &cap);
+        if (st == MMP_STATUS_OK && unexplained) {
+            rs->n_inconsistent++;   /* the hardware did something no fragment mapping describes */
+            if (rs->text) fprintf(rs->text, "%-34s INCONSISTENT: %lld pair observations not explained\n", doc->id,
+                                  (long long)unexplained);
+        }
         if (st == MMP_STATUS_UNSUPPORTED) note_skip(rs, doc->id, mmp_error_last());
         else if (st != MMP_STATUS_OK) note_error(rs, doc->id);
         mmp_layout_capture_clear(&cap);

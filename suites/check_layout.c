@@ -10,8 +10,11 @@
  *  - a planted difference is found and named: the stored capture with lanes 3 and 7 of A
  *    swapped (probes/captures/layout/planted/), and for every shape a random lane pair swapped
  *    in A before the pair table is made (so the reconstruction, not just the comparison, sees it);
- *  - duplicates, uncovered elements and malformed files are reported.
+ *  - the pair-table check counts observations a reconstructed mapping does not explain;
+ *  - duplicates, uncovered elements and malformed files are reported;
+ *  - GPU captures stored under probes/captures/layout/<gpu>/ parse and are consistent.
  */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,6 +78,15 @@ START_TEST(test_doc_pairs_roundtrip)
         ck_assert_msg(rep.consistent && rep.documented && rep.differences == 0, "%s: consistent %d differences %lld",
                       d->id, rep.consistent, (long long)rep.differences);
         ck_assert_uint_eq(rec.n_slots, doc.n_slots);
+        int64_t bad = -1;
+        ck_assert_int_eq(mmp_layout_pairs_check(&bad, pairs, cmap, &rec), MMP_STATUS_OK);
+        ck_assert_int_eq(bad, 0);
+        /* an observation no mapping explains (a product landing twice) is counted */
+        int32_t keep = pairs[0];
+        pairs[0] = -2;
+        ck_assert_int_eq(mmp_layout_pairs_check(&bad, pairs, cmap, &rec), MMP_STATUS_OK);
+        ck_assert_int_eq(bad, 1);
+        pairs[0] = keep;
         free(pairs); free(cmap);
         mmp_layout_capture_clear(&doc);
         mmp_layout_capture_clear(&rec);
@@ -111,6 +123,9 @@ START_TEST(test_pairs_planted_swap)
                       d->id, l1, l2, got);
         for (int f = 1; f < 4; f++)
             ck_assert_msg(rep.frags[f].differences == 0, "%s: swap in A shows in %s", d->id, rec.frags[f].name);
+        int64_t bad = -1;   /* a swapped mapping is still a mapping: it explains its own pair table */
+        ck_assert_int_eq(mmp_layout_pairs_check(&bad, pairs, cmap, &rec), MMP_STATUS_OK);
+        ck_assert_int_eq(bad, 0);
         free(pairs); free(cmap);
         mmp_layout_capture_clear(&doc);
         mmp_layout_capture_clear(&rec);
@@ -203,6 +218,40 @@ START_TEST(test_duplicates_and_gaps)
 }
 END_TEST
 
+/* Captures measured on GPUs (probes/captures/layout/<gpu>/, stored by the lead from
+ * scripts/device/31-layout.sh): each must parse and be a consistent mapping (every element
+ * held, nothing unplaced); differences from the PTX ISA are findings and are printed. */
+START_TEST(test_stored_gpu)
+{
+    const char *gpus[] = {"h200", "h100", "a100", "l40s"};
+    int seen = 0;
+    for (size_t g = 0; g < sizeof gpus / sizeof gpus[0]; g++) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/%s", CAPDIR, gpus[g]);
+        DIR *d = opendir(dir);
+        if (!d) continue;
+        for (struct dirent *e; (e = readdir(d));) {
+            size_t len = strlen(e->d_name);
+            if (len < 5 || strcmp(e->d_name + len - 4, ".txt")) continue;
+            char path[2048];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            mmp_layout_capture cap;
+            mmp_layout_capture_init(&cap);
+            ck_assert_msg(mmp_layout_capture_read(&cap, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+            mmp_layout_report rep;
+            ck_assert_int_eq(mmp_layout_analyze(&rep, &cap), MMP_STATUS_OK);
+            printf("# %s/%s: %s, %lld differences from the PTX ISA\n", gpus[g], cap.id,
+                   rep.consistent ? "consistent" : "INCONSISTENT", (long long)rep.differences);
+            ck_assert_msg(rep.consistent, "%s is not a consistent mapping", path);
+            mmp_layout_capture_clear(&cap);
+            seen++;
+        }
+        closedir(d);
+    }
+    if (!seen) printf("# no GPU captures stored yet under %s/<gpu>/ (scripts/device/31-layout.sh makes them)\n", CAPDIR);
+}
+END_TEST
+
 static const char *k_bad[] = {
     "",                                                                        /* empty */
     "not a capture\n",
@@ -269,6 +318,7 @@ static Suite *layout_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_stored_synthetic);
     tcase_add_test(tc, test_stored_planted);
+    tcase_add_test(tc, test_stored_gpu);
     tcase_add_test(tc, test_duplicates_and_gaps);
     tcase_add_loop_test(tc, test_bad_files, 0, (int)(sizeof k_bad / sizeof k_bad[0]));
     tcase_add_test(tc, test_run_from_capture);

@@ -148,6 +148,10 @@ mmp_status mmp_layout_from_pairs(mmp_layout_capture *cap, const mmp_layout_doc *
 /* The pair table a capture with fragments A, B, C, D predicts (tests, and to check a GPU
  * capture end to end): pairs has nA*nB entries, cmap nC. */
 mmp_status mmp_layout_pairs_from_capture(int32_t *pairs, int32_t *cmap, const mmp_layout_capture *cap);
+/* How many observations (pairs and cmap entries) the capture does not reproduce: 0 means the
+ * reconstructed coordinates explain everything the GPU showed. */
+mmp_status mmp_layout_pairs_check(int64_t *mismatches, const int32_t *pairs, const int32_t *cmap,
+                                  const mmp_layout_capture *cap);
 /* Sizes of the pair table for a doc entry: slots of A, B, C (= D). */
 void mmp_layout_pair_sizes(int *n_a, int *n_b, int *n_c, const mmp_layout_doc *doc);
 
