@@ -4,12 +4,13 @@
  * Build: part of libmmp (CUDA builds); run through `mmaprobe probe layout`.
  * Method:
  *  - WMMA load (matrix_a/matrix_b, accumulator): memory element (r, c) holds a code for its
- *    logical index r * cols + c (fp16/bf16: bits 0x4000 + index; f32/tf32/f64: the index as a
- *    value; s32: the index; 8-, 4-, 1-bit types: the index in base 2^bits, one digit per load),
+ *    logical index k = r * cols + c (fp16/bf16: bits 0x4000 + k + 1; f32/tf32/f64/s32: k + 1 as
+ *    a value; 8-, 4-, 1-bit types: k + 1 in base 2^bits, one digit per load; the leading
+ *    dimension is padded to 16 bytes, padding is 0 and decodes to "no element"),
  *    stored row- or column-major as the fragment asks; load_matrix_sync, then every thread
  *    returns its fragment's raw storage (x[]); element i of a thread is bits [i*b, (i+1)*b) of it.
  *    An element held by several (lane, i) shows as a duplicate.
- *  - WMMA store (accumulator): every thread's element i holds the code lane * n + i;
+ *  - WMMA store (accumulator): every thread's element i holds the code lane * n + i (+ 1);
  *    store_matrix_sync into memory prefilled with NaN / -1; each memory cell names its writer.
  *  - ldmatrix: lane l gives the address of shared-memory row q(l) = (13 l + 5) mod 32 (a
  *    permutation, so row order and lane order differ); cell (q, c) holds q * 8 + c; the
@@ -230,8 +231,10 @@ static uint64_t get_bits(const unsigned char *buf, size_t off, int bits)
     return v;
 }
 
+/* Element code (index) -> stored bits; index + 1 is stored, so that zero padding decodes to -1. */
 static uint64_t encode(int enc, int bits, uint64_t code, int pass)
 {
+    code += 1;
     float f = (float)code;
     double d = (double)code;
     uint32_t u;
@@ -252,22 +255,25 @@ static int64_t decode(int enc, uint64_t raw)
     double d;
     uint32_t u = (uint32_t)raw;
     switch (enc) {
-    case ENC_F16: return raw >= 0x4000u && raw < 0x7000u ? (int64_t)(raw - 0x4000u) : -1;
-    case ENC_F32: memcpy(&f, &u, 4); return f >= 0.0f && f < 16777216.0f && f == (float)(int64_t)f ? (int64_t)f : -1;
-    case ENC_F64: memcpy(&d, &raw, 8); return d >= 0.0 && d < 1e15 && d == (double)(int64_t)d ? (int64_t)d : -1;
-    case ENC_I32: return (int32_t)u >= 0 ? (int64_t)(int32_t)u : -1;
-    default: return (int64_t)raw;
+    case ENC_F16: return raw > 0x4000u && raw < 0x7000u ? (int64_t)(raw - 0x4001u) : -1;
+    case ENC_F32: memcpy(&f, &u, 4); return f >= 1.0f && f < 16777216.0f && f == (float)(int64_t)f ? (int64_t)f - 1 : -1;
+    case ENC_F64: memcpy(&d, &raw, 8); return d >= 1.0 && d < 1e15 && d == (double)(int64_t)d ? (int64_t)d - 1 : -1;
+    case ENC_I32: return (int32_t)u >= 1 ? (int64_t)(int32_t)u - 1 : -1;
+    default: return (int64_t)raw;   /* a digit: the caller assembles them and subtracts 1 */
     }
 }
 
 static mmp_status wmma_frag(mmp_layout_capture *cap, const wfrag *w)
 {
     const int elems = w->bytes * 8 / w->bits, cells = w->rows * w->cols;
-    const unsigned ld = w->colmem ? (unsigned)w->rows : (unsigned)w->cols;
-    const size_t mem_bytes = ((size_t)cells * w->bits + 7) / 8, lane_bytes = 32 * (size_t)w->bytes;
+    /* leading dimension: the matrix's, padded to a multiple of 16 bytes as WMMA requires */
+    unsigned ld = w->colmem ? (unsigned)w->rows : (unsigned)w->cols;
+    while ((ld * (unsigned)w->bits) % 128u) ld++;
+    const size_t span = (size_t)ld * (w->colmem ? w->cols : w->rows);
+    const size_t mem_bytes = (span * w->bits + 7) / 8, lane_bytes = 32 * (size_t)w->bytes;
     int passes = 1, idx;
     if (w->enc == ENC_RAW)
-        while ((1ll << (passes * w->bits)) < cells) passes++;
+        while ((1ll << (passes * w->bits)) < cells + 1) passes++;
     MMP_TRY(mmp_layout_capture_add_frag(&idx, cap, w->name, w->rows, w->cols, elems, w->bits >= 32 ? 1 : 32 / w->bits));
     unsigned char *mem = (unsigned char *)calloc(mem_bytes, 1), *lanes = (unsigned char *)calloc(lane_bytes, 1);
     int64_t *code = (int64_t *)calloc((size_t)32 * elems, sizeof(int64_t));
@@ -283,7 +289,7 @@ static mmp_status wmma_frag(mmp_layout_capture *cap, const wfrag *w)
         for (int pass = 0; pass < passes && st == MMP_STATUS_OK; pass++) {
             for (int r = 0; r < w->rows; r++)
                 for (int c = 0; c < w->cols; c++) {
-                    size_t p = w->colmem ? (size_t)c * w->rows + r : (size_t)r * w->cols + c;
+                    size_t p = w->colmem ? (size_t)c * ld + r : (size_t)r * ld + c;
                     put_bits(mem, p * w->bits, w->bits, encode(w->enc, w->bits, (uint64_t)r * w->cols + c, pass));
                 }
             TRY(cudaMemcpy(d_mem, mem, mem_bytes, cudaMemcpyHostToDevice));
@@ -295,6 +301,8 @@ static mmp_status wmma_frag(mmp_layout_capture *cap, const wfrag *w)
                 else code[i] = decode(w->enc, raw);
             }
         }
+        if (w->enc == ENC_RAW)
+            for (int i = 0; i < 32 * elems; i++) code[i] -= 1;   /* codes are stored as index + 1 */
         for (int i = 0; i < 32 * elems && st == MMP_STATUS_OK; i++) {
             int ok = code[i] >= 0 && code[i] < cells;
             st = mmp_layout_capture_add(cap, idx, i / elems, i % elems, ok ? (int)(code[i] / w->cols) : -1,
@@ -311,7 +319,7 @@ static mmp_status wmma_frag(mmp_layout_capture *cap, const wfrag *w)
         TRY(cudaMemcpy(mem, d_mem, mem_bytes, cudaMemcpyDeviceToHost));
         for (int r = 0; r < w->rows && st == MMP_STATUS_OK; r++)
             for (int c = 0; c < w->cols && st == MMP_STATUS_OK; c++) {
-                size_t p = w->colmem ? (size_t)c * w->rows + r : (size_t)r * w->cols + c;
+                size_t p = w->colmem ? (size_t)c * ld + r : (size_t)r * ld + c;
                 int64_t k = decode(w->enc, get_bits(mem, p * w->bits, w->bits));
                 if (k < 0 || k >= 32 * elems) continue;
                 code[k] = 1;
