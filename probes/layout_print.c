@@ -48,9 +48,8 @@ void mmp_layout_print_picture(FILE *out, const mmp_layout_capture *cap, int f)
     }
     int w = cap->threads > 99 ? 4 : 3;
     for (int pass = 0; pass < 2; pass++) {
-        fprintf(out, "  %s %s: %s of each element ('.' unheld, '*' also held elsewhere)%s\n", cap->id, fr->name,
-                pass ? "element index i of a_i in its owner (register = i / elems_per_reg)" : "owning lane",
-                "");
+        fprintf(out, "  %s %s: %s ('.' unheld, '*' also held by another lane/element)\n", cap->id, fr->name,
+                pass ? "element index i (a_i) in the owner; register = i / elems_per_reg" : "owning lane of each element");
         for (int c0 = 0; c0 < fr->cols; c0 += PICTURE_CHUNK) {
             int c1 = c0 + PICTURE_CHUNK < fr->cols ? c0 + PICTURE_CHUNK : fr->cols;
             fprintf(out, "  %*s", 5, "");

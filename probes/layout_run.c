@@ -27,6 +27,7 @@ typedef struct run_state {
     FILE *text, *json;
     int n_json, n_match, n_differ, n_inconsistent, n_discovered, n_skipped, n_errors;
     const run_opts *o;
+    const mmp_env *env;
 } run_state;
 
 static const int k_wgmma_n[] = {8, 16, 64, 128, 256};
@@ -73,8 +74,14 @@ static mmp_status mkdir_p(const char *dir)
 }
 
 /* Analyse, print, count, optionally store one capture. */
-static mmp_status report_one(run_state *rs, const mmp_layout_capture *cap)
+static mmp_status report_one(run_state *rs, mmp_layout_capture *cap)
 {
+    if (!strncmp(cap->source, "gpu:", 4) && rs->env && rs->env->gpu[0]) {   /* name the GPU in the capture */
+        char src[sizeof cap->source];
+        snprintf(src, sizeof src, "gpu %s (sm_%d%d, driver %s):%s", rs->env->gpu, rs->env->cc_major,
+                 rs->env->cc_minor, rs->env->driver, cap->source + 4);
+        memcpy(cap->source, src, sizeof src);
+    }
     mmp_layout_report rep;
     MMP_TRY(mmp_layout_analyze(&rep, cap));
     if (!rep.consistent) rs->n_inconsistent++;
@@ -320,7 +327,7 @@ int mmp_probe_layout_run(FILE *text, FILE *json, int argc, char **argv)
     mmp_env env;
     mmp_status est = mmp_env_capture(&env, o.device, 0, argc, argv);   /* forks: before any CUDA use */
     if (text) mmp_env_print(text, &env, "# ");
-    run_state rs = {text, json, 0, 0, 0, 0, 0, 0, 0, &o};
+    run_state rs = {text, json, 0, 0, 0, 0, 0, 0, 0, &o, &env};
     if (json) {
         fprintf(json, "{\"schema\":1,\"gpu\":");
         fprintf(json, "\"%s\",\"cc\":%d,\"mode\":\"%s\",\"captures\":[", est == MMP_STATUS_OK ? env.gpu : "none",

@@ -4,6 +4,7 @@
  *   int rc = mmp_probe_layout_run(stdout, json, argc, argv);   // exit code (MMP_EXIT_*)
  *     mmaprobe probe layout [--filter S] [--from-capture DIR] [--write-capture DIR]
  *                           [--write-synthetic DIR] [--json FILE] [--device N] [--quiet]
+ *   argv[0] is the subcommand's name (ignored); options start at argv[1].
  *   Without --from-capture it captures on the GPU *in the calling process* (it creates a CUDA
  *   context and does not fork afterwards; callers that fork must do so before calling it).
  *   With --from-capture it analyses stored captures (probes/captures/layout/) and needs no GPU.
@@ -84,7 +85,7 @@ typedef struct mmp_layout_capture {
     char id[96];                    /* "mma.m16n8k16.f32.f16", also the filter key */
     char kind[16];                  /* mma | wmma | ldmatrix | stmatrix | wgmma */
     int32_t threads;                /* 32, or 128 for wgmma */
-    char source[160];
+    char source[256];
     int32_t n_frags;
     mmp_layout_frag frags[MMP_LAYOUT_MAX_FRAGS];
     mmp_layout_slot *slots;
