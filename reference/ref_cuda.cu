@@ -177,7 +177,7 @@ extern "C" mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const m
         return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: operands too large for the device path");
     ref_cert c;
     double t0 = ref_now();
-    mmp_status st = ref_cert_prepare(&c, r, d, o);
+    mmp_status st = ref_cert_prepare(&c, r, d, o, 0);
     r->time.combine_s += ref_now() - t0;
     dev_bufs gb;
     memset(&gb, 0, sizeof gb);
