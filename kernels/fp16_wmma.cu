@@ -168,30 +168,31 @@ fp16_wmma_cp_async(const half *__restrict__ A, const half *__restrict__ B, float
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* The one launcher signature. Returns 0, or non-zero for arguments outside the descriptor's
- * contract (layouts, shape multiples, leading dimensions, alignment) or a launch error. */
+/* The one launcher signature. Returns MMP_KERNEL_OK, MMP_KERNEL_UNSUPPORTED for arguments
+ * outside the descriptor's contract (layouts, shape multiples, leading dimensions, alignment),
+ * or MMP_KERNEL_ERROR for a launch error. */
 typedef void (*wmma_kernel_fn)(const half *, const half *, float *, int, int, int, long long, long long,
                                long long);
 static int wmma_launch(const mmp_kernel_args *a, wmma_kernel_fn fn, int bm, int bn, int bk, int threads)
 {
-    if (a->layout_a != MMP_LAYOUT_ROW || a->layout_b != MMP_LAYOUT_ROW || a->layout_d != MMP_LAYOUT_ROW) return 2;
+    if (a->layout_a != MMP_LAYOUT_ROW || a->layout_b != MMP_LAYOUT_ROW || a->layout_d != MMP_LAYOUT_ROW) return MMP_KERNEL_UNSUPPORTED;
     if (a->m <= 0 || a->n <= 0 || a->k <= 0 || a->m > (1LL << 30) || a->n > (1LL << 30) || a->k > (1LL << 30))
-        return 2;
-    if (a->m % bm || a->n % bn || a->k % bk || a->lda % 8 || a->ldb % 8 || a->ldd % 8) return 2;
-    if (((uintptr_t)a->a | (uintptr_t)a->b | (uintptr_t)a->d) & 31u) return 2;
+        return MMP_KERNEL_UNSUPPORTED;
+    if (a->m % bm || a->n % bn || a->k % bk || a->lda % 8 || a->ldb % 8 || a->ldd % 8) return MMP_KERNEL_UNSUPPORTED;
+    if (((uintptr_t)a->a | (uintptr_t)a->b | (uintptr_t)a->d) & 31u) return MMP_KERNEL_UNSUPPORTED;
     dim3 grid, block((unsigned)threads);
     if (bm == 16) {            /* naive: 4 warps, one 16 x 16 tile each */
         long long tiles = (a->m / 16) * (a->n / 16);
-        if ((tiles + 3) / 4 > 0x7fffffffLL) return 2;
+        if ((tiles + 3) / 4 > 0x7fffffffLL) return MMP_KERNEL_UNSUPPORTED;
         grid = dim3((unsigned)((tiles + 3) / 4));
     } else {
-        if (a->m / bm > 65535) return 2;
+        if (a->m / bm > 65535) return MMP_KERNEL_UNSUPPORTED;
         grid = dim3((unsigned)(a->n / bn), (unsigned)(a->m / bm));
     }
     fn<<<grid, block, 0, (cudaStream_t)a->stream>>>((const half *)a->a, (const half *)a->b, (float *)a->d,
                                                     (int)a->m, (int)a->n, (int)a->k, (long long)a->lda,
                                                     (long long)a->ldb, (long long)a->ldd);
-    return cudaGetLastError() == cudaSuccess ? 0 : 4;
+    return cudaGetLastError() == cudaSuccess ? MMP_KERNEL_OK : MMP_KERNEL_ERROR;
 }
 static int run_naive(const mmp_kernel_args *a) { return wmma_launch(a, fp16_wmma_naive, 16, 16, 16, 128); }
 static int run_shared(const mmp_kernel_args *a) { return wmma_launch(a, fp16_wmma_shared, 128, 64, 64, 256); }

@@ -207,30 +207,36 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
             }
 }
 
-/* The one launcher signature of both families. Returns 0, or non-zero for arguments the
- * kernel cannot take (layouts other than the descriptor's, misaligned leading dimensions or
- * pointers — cp.async moves aligned 16-byte chunks) or a launch error. */
+/* The one launcher signature of both families. Returns MMP_KERNEL_OK, MMP_KERNEL_UNSUPPORTED
+ * for arguments the kernel cannot take (layouts other than the descriptor's, leading
+ * dimensions or pointers not aligned to the 16-byte cp.async chunks), or MMP_KERNEL_ERROR. */
 template <class Tag> static int mmp_k16_mma_run(const mmp_kernel_args *a)
 {
     constexpr mmp_k16_cfg C = mmp_k16_cfgs[Tag::id];
     const long long epc = mmp_k16_elems_per_chunk(C);
     if (a->layout_a != MMP_LAYOUT_ROW || a->layout_d != MMP_LAYOUT_ROW ||
         a->layout_b != (C.b_kmajor ? MMP_LAYOUT_COL : MMP_LAYOUT_ROW))
-        return 2;
+        return MMP_KERNEL_UNSUPPORTED;
     if (a->m <= 0 || a->n <= 0 || a->k <= 0 || a->m > (1LL << 30) || a->n > (1LL << 30) || a->k > (1LL << 30))
-        return 2;
-    if (a->k % epc || a->lda % epc || a->ldb % epc || (!C.b_kmajor && a->n % epc)) return 2;
-    if (((uintptr_t)a->a | (uintptr_t)a->b) & 15u) return 2;
+        return MMP_KERNEL_UNSUPPORTED;
+    if (a->k % epc || a->lda % epc || a->ldb % epc || (!C.b_kmajor && a->n % epc)) return MMP_KERNEL_UNSUPPORTED;
+    if (((uintptr_t)a->a | (uintptr_t)a->b) & 15u) return MMP_KERNEL_UNSUPPORTED;
+    if ((a->m + C.bm - 1) / C.bm > 65535) return MMP_KERNEL_UNSUPPORTED;
     const int smem = mmp_k16_smem_bytes(C);
-    if (cudaFuncSetAttribute(mmp_k16_mma_kernel<Tag>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) !=
-        cudaSuccess)
-        return 3;
+    static int smem_set_for = -1;      /* the opt-in is per device; set it once per device */
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return MMP_KERNEL_ERROR;
+    if (smem_set_for != dev) {
+        if (cudaFuncSetAttribute(mmp_k16_mma_kernel<Tag>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) !=
+            cudaSuccess)
+            return MMP_KERNEL_ERROR;
+        smem_set_for = dev;
+    }
     dim3 grid((unsigned)((a->n + C.bn - 1) / C.bn), (unsigned)((a->m + C.bm - 1) / C.bm));
-    if (grid.y > 65535u) return 2;
     mmp_k16_mma_kernel<Tag><<<grid, mmp_k16_threads(C), smem, (cudaStream_t)a->stream>>>(
         (const uint8_t *)a->a, (const uint8_t *)a->b, a->d, (int)a->m, (int)a->n, (int)a->k, (long long)a->lda,
         (long long)a->ldb, (long long)a->ldd);
-    return cudaGetLastError() == cudaSuccess ? 0 : 4;
+    return cudaGetLastError() == cudaSuccess ? MMP_KERNEL_OK : MMP_KERNEL_ERROR;
 }
 
 /* A descriptor row for configuration `tag` (positional: kernel.h's field order). */
