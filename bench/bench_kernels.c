@@ -209,7 +209,7 @@ static void run_row(row *r, const opts *o)
 static void print_tables(FILE *f, const row *rows, int n, const opts *o)
 {
     fprintf(f, "\n## Time per launch (ms)\n\nMedian of %d launches after %d warm-up; operands rotated over buffer "
-               "sets totalling >= 3x L2.\n\n| kernel | A,B -> D (acc) | tensor op (SASS) |",
+               "sets totalling >= 3x L2. SASS column: static instruction counts per kernel function (cuobjdump).\n\n| kernel | A,B -> D (acc) | tensor op (SASS) |",
             o->reps, o->warmup);
     for (int s = 0; s < o->nsizes; s++) fprintf(f, " N=%lld |", o->sizes[s]);
     fprintf(f, "\n|---|---|---|");

@@ -2,7 +2,7 @@
  *
  * D (row-major, M x N) = A (row-major, M x K) * B (column-major K x N, i.e. N x K with K
  * contiguous: PyTorch's nn.Linear weight, the "TN" layout the .row.col mma wants).
- * All versions: 128 x 128 CTA tile, 64-byte K slices (32 16-bit or 64 FP8 values) staged by
+ * All versions (but 6): 128 x 128 CTA tile, 64-byte K slices (32 16-bit or 64 FP8 values) staged by
  * cp.async, fragments read with ldmatrix.x4 (kernels/kern16_mma.cuh, kern16_addr.h):
  *
  *   version 1 is bf16_mma_plain: 8 warps of 64 x 32, BF16 m16n8k16, FP32 accumulate, 2-stage,
@@ -12,11 +12,13 @@
  *     no extra smem; CUTLASS Swizzle<2,3,3>).
  *   version 4 is bf16_mma_padded_3stage: padded, 3-stage (60 KB: fewer CTAs per SM on Ada).
  *   version 5 is bf16_mma_swizzle_3stage: swizzled, 3-stage (48 KB) — the seed's fastest.
- *   version 6 is fp16_mma_f16acc: FP16 inputs, FP16 accumulator (mma .f16.f16.f16.f16), fp16 out.
- *   version 7 is fp16_mma_f16acc_w64: as 6 with 4 warps of 64 x 64 (ldmatrix per mma 0.375 -> 0.25).
- *   version 8 is fp8_mma: E4M3 inputs, m16n8k32, FP32 accumulate (the MMA keeps ~14 bits on
+ *   version 6 is bf16_mma_w64_4stage: Hopper-sized tile: 128 x 256 CTA, 8 warps of 64 x 64
+ *     (ldmatrix per mma 0.375 -> 0.25), 4-stage swizzled ring (96 KB, 1 CTA of 8 warps per SM).
+ *   version 7 is fp16_mma_f16acc: FP16 inputs, FP16 accumulator (mma .f16.f16.f16.f16), fp16 out.
+ *   version 8 is fp16_mma_f16acc_w64: as 7 with 4 warps of 64 x 64 (ldmatrix per mma 0.375 -> 0.25).
+ *   version 9 is fp8_mma: E4M3 inputs, m16n8k32, FP32 accumulate (the MMA keeps ~14 bits on
  *     Ada, seed 004). sm_89+ PTX; on sm_90 ptxas emulates it (FP16 conversion + HMMA).
- *   version 9 is fp8_mma_promote64: as 8, each 64-wide K slice accumulated in a zeroed fragment
+ *   version 10 is fp8_mma_promote64: as 9, each 64-wide K slice accumulated in a zeroed fragment
  *     and added into an FP32 master accumulator on the CUDA cores (DeepSeek-V3's promotion).
  *
  * Build: part of libmmp. Run: mmaprobe validate --kernels 'bf16_mma_*'; time:
@@ -30,6 +32,7 @@ MMP_K16_TAG(bf16_mma_padded, MMP_K16_BF16_PADDED)
 MMP_K16_TAG(bf16_mma_swizzle, MMP_K16_BF16_SWIZZLE)
 MMP_K16_TAG(bf16_mma_padded_3stage, MMP_K16_BF16_PADDED_3STAGE)
 MMP_K16_TAG(bf16_mma_swizzle_3stage, MMP_K16_BF16_SWIZZLE_3STAGE)
+MMP_K16_TAG(bf16_mma_w64_4stage, MMP_K16_BF16_W64_4STAGE)
 MMP_K16_TAG(fp16_mma_f16acc, MMP_K16_FP16_F16ACC)
 MMP_K16_TAG(fp16_mma_f16acc_w64, MMP_K16_FP16_F16ACC_W64)
 MMP_K16_TAG(fp8_mma, MMP_K16_FP8)
@@ -52,6 +55,8 @@ static const mmp_kernel_desc bf16_mma_table[] = {
              "BF16 mma, 3-stage, padded smem"),
     BF16_ROW(bf16_mma_swizzle_3stage, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
              "BF16 mma, 3-stage, swizzled smem"),
+    BF16_ROW(bf16_mma_w64_4stage, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
+             "BF16 mma, 128x256 CTA, 8 warps 64x64, 4-stage swizzled"),
     BF16_ROW(fp16_mma_f16acc, MMP_FORMAT_FP16, MMP_FORMAT_FP16, MMP_FORMAT_FP16, 0, 8, 80,
              "FP16 mma with FP16 accumulation, 8 warps 64x32, 3-stage swizzled"),
     BF16_ROW(fp16_mma_f16acc_w64, MMP_FORMAT_FP16, MMP_FORMAT_FP16, MMP_FORMAT_FP16, 0, 8, 80,

@@ -60,7 +60,7 @@ enum {
     MMP_K16_FP16_PTX_MANUAL,
     MMP_K16_BF16_PLAIN, MMP_K16_BF16_PADDED, MMP_K16_BF16_SWIZZLE, MMP_K16_BF16_PADDED_3STAGE,
     MMP_K16_BF16_SWIZZLE_3STAGE, MMP_K16_FP16_F16ACC, MMP_K16_FP16_F16ACC_W64, MMP_K16_FP8,
-    MMP_K16_FP8_PROMOTE,
+    MMP_K16_FP8_PROMOTE, MMP_K16_BF16_W64_4STAGE,
     MMP_K16_COUNT
 };
 
@@ -80,6 +80,7 @@ static MMP_K16_CONST mmp_k16_cfg mmp_k16_cfgs[MMP_K16_COUNT] = {
     {"fp16_mma_f16acc_w64",   MMP_K16_E_FP16, 2, MMP_K16_ACC_F16, 128, 128, 32, 64, 64, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2},
     {"fp8_mma",               MMP_K16_E_E4M3, 1, MMP_K16_ACC_F32, 128, 128, 64, 64, 32, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   32, 0, 2},
     {"fp8_mma_promote64",     MMP_K16_E_E4M3, 1, MMP_K16_ACC_F32, 128, 128, 64, 64, 32, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   32, 64, 1},
+    {"bf16_mma_w64_4stage",   MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 32, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1},
 };
 
 /* ---- tile geometry ---------------------------------------------------------------------- */

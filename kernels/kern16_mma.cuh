@@ -7,7 +7,7 @@
  * kernel computes comes from the kern16_addr.h functions that the memory maps also use.
  *
  * Design (seed 004): a CTA computes a bm x bn = 128 x 128 tile of D with 8 warps of 64 x 32 (or
- * 4 warps of 64 x 64); K advances in 64-byte slices (32 16-bit or 64 8-bit values) staged by
+ * 4 warps of 64 x 64; or 128 x 256 with 8 warps of 64 x 64); K advances in 64-byte slices (32 16-bit or 64 8-bit values) staged by
  * cp.async in a `stages`-deep ring; each warp reads its fragments with ldmatrix and issues
  * mma.sync. Edges: out-of-range 16-byte chunks are zero-filled by cp.async (src-size 0) and
  * stores are bounds-checked, so M (and N for column-major B) may be anything; K and the
@@ -40,7 +40,7 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
     constexpr int MI = C.wm / 16, NJ = C.wn / 8, KS = mmp_k16_ksteps(C);
     constexpr int SB = mmp_k16_stage_bytes(C), AB = mmp_k16_a_stage_bytes(C);
     constexpr int ARB = mmp_k16_a_row_bytes(C), BRB = mmp_k16_b_row_bytes(C);
-    static_assert(C.stages == 2 || C.stages == 3, "2- or 3-stage pipelines");
+    static_assert(C.stages >= 2 && C.stages <= 4, "2- to 4-stage pipelines");
     static_assert(C.b_kmajor || C.elem_bytes == 2, "ldmatrix .trans needs 16-bit B");
     static_assert(C.mma_k != 8 || !C.b_kmajor, "the k8 variant reads row-major B");
 

@@ -301,7 +301,8 @@ START_TEST(test_fragments)
         }
     }
     /* the warps together cover the CTA tile exactly once */
-    unsigned char cover[128][128] = {{0}};
+    static unsigned char cover[256][256];
+    memset(cover, 0, sizeof cover);
     for (int w = 0; w < mmp_k16_warps(c); w++)
         for (int r = 0; r < c.wm; r++)
             for (int x = 0; x < c.wn; x++) cover[mmp_k16_wm_off(c, w) + r][mmp_k16_wn_off(c, w) + x]++;
