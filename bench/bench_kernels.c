@@ -3,7 +3,7 @@
  * seed 000 (V-X) redone on this GPU, as Markdown.
  *
  *   bench_kernels [--filter 'bf16_*,fp16_*'] [--sizes 512,1024,2048,4096,8192] [--reps 20]
- *                 [--warmup 3] [--sass FILE] [--out FILE] [--no-cublas] [--list]
+ *                 [--warmup 3] [--sass FILE] [--out FILE] [--no-cublas] [--list] [--budget 300]
  *
  * Method: per kernel a child process (the parent never touches CUDA, so it may fork; a crash
  * or hang of one kernel costs only its row). Per size: --warmup launches, then --reps launches
@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mmaprobe/cli.h"
@@ -42,7 +43,7 @@
 typedef struct opts {
     const char *filter, *sass, *out;
     long long sizes[MAX_SIZES];
-    int nsizes, reps, warmup, cublas, list;
+    int nsizes, reps, warmup, cublas, list, budget;
 } opts;
 
 /* What a child sends back for one row. */
@@ -175,7 +176,7 @@ static void run_row(row *r, const opts *o)
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        alarm(240);                          /* a hung kernel ends its own row, not the run */
+        alarm(90);                           /* a hung kernel ends its own row, not the run */
         static result res;
         run_child(&res, r, o);
         ssize_t w = write(fds[1], &res, sizeof res);
@@ -272,7 +273,8 @@ static int usage(const char *msg)
 {
     if (msg) fprintf(stderr, "bench_kernels: %s\n", msg);
     fprintf(stderr, "usage: bench_kernels [--filter GLOBS] [--sizes N,N,...] [--reps R>=20] [--warmup W] "
-                    "[--sass FILE] [--out FILE] [--no-cublas] [--list]\n"
+                    "[--sass FILE] [--out FILE] [--no-cublas] [--list] [--budget S]\n"
+                    "  --budget: seconds after which remaining rows are listed as not measured (default 300)\n"
                     "  --list: print the rows (kernel, WMMA baseline, cuBLAS row, SASS ops) and exit\n");
     return MMP_EXIT_USAGE;
 }
@@ -293,14 +295,14 @@ static int parse_sizes(opts *o, const char *s)
 
 int main(int argc, char **argv)
 {
-    opts o = {NULL, NULL, NULL, {512, 1024, 2048, 4096, 8192}, 5, 20, 3, 1, 0};
+    opts o = {NULL, NULL, NULL, {512, 1024, 2048, 4096, 8192}, 5, 20, 3, 1, 0, 300};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(NULL); return MMP_EXIT_PASS; }
         if (!strcmp(a, "--no-cublas")) { o.cublas = 0; continue; }
         if (!strcmp(a, "--list")) { o.list = 1; continue; }
         if (strcmp(a, "--filter") && strcmp(a, "--sass") && strcmp(a, "--out") && strcmp(a, "--sizes") &&
-            strcmp(a, "--reps") && strcmp(a, "--warmup")) {
+            strcmp(a, "--reps") && strcmp(a, "--warmup") && strcmp(a, "--budget")) {
             fprintf(stderr, "bench_kernels: unknown option '%s'\n", a);
             return usage(NULL);
         }
@@ -311,7 +313,17 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--out")) o.out = v;
         else if (!strcmp(a, "--sizes")) { if (parse_sizes(&o, v)) return usage("--sizes: comma-separated sizes 1..65536, at most 8"); }
         else if (!strcmp(a, "--reps")) { o.reps = atoi(v); if (o.reps < 20 || o.reps > 1000) return usage("--reps must be 20..1000"); }
+        else if (!strcmp(a, "--budget")) { o.budget = atoi(v); if (o.budget < 10) return usage("--budget must be >= 10 seconds"); }
         else if (!strcmp(a, "--warmup")) { o.warmup = atoi(v); if (o.warmup < 1 || o.warmup > 100) return usage("--warmup must be 1..100"); }
+    }
+    mmp_env env;
+    if (!o.list) {                /* no device: skip before anything else (ctest/CI convention) */
+        mmp_status st = mmp_env_capture(&env, -1, 0, argc, argv);
+        if (st != MMP_STATUS_OK) {
+            mmp_env_print(stdout, &env, "# ");
+            printf("SKIP: %s\n", env.no_device_reason[0] ? env.no_device_reason : "no CUDA device");
+            return MMP_EXIT_SKIP;
+        }
     }
     static row rows[MAX_ROWS];
     int n = 0;
@@ -355,13 +367,6 @@ int main(int argc, char **argv)
         }
         return MMP_EXIT_PASS;
     }
-    mmp_env env;
-    mmp_status st = mmp_env_capture(&env, -1, 0, argc, argv);
-    if (st != MMP_STATUS_OK) {
-        mmp_env_print(stdout, &env, "# ");
-        printf("SKIP: %s\n", env.no_device_reason[0] ? env.no_device_reason : "no CUDA device");
-        return MMP_EXIT_SKIP;
-    }
     FILE *out = stdout;
     if (o.out && !(out = fopen(o.out, "w"))) {
         fprintf(stderr, "bench_kernels: cannot write %s: %s\n", o.out, strerror(errno));
@@ -369,9 +374,19 @@ int main(int argc, char **argv)
     }
     mmp_env_print(out, &env, "    ");
     fprintf(out, "\n# Kernel timing (bench_kernels)\n");
+    time_t start = time(NULL);
+    for (int pass = 0; pass < 2; pass++)   /* cuBLAS rows first: every % column needs them */
     for (int i = 0; i < n; i++) {
-        fprintf(stderr, "bench_kernels: %s ...\n", rows[i].name);
+        if ((pass == 0) != (rows[i].k == NULL)) continue;
         if (rows[i].k) sass_lookup(rows[i].sass, sizeof rows[i].sass, rows[i].name, o.sass);
+        if (difftime(time(NULL), start) > o.budget) {   /* keep the tables: skip the rest */
+            for (int s = 0; s < o.nsizes; s++) {
+                rows[i].r.ms[s] = -1;
+                snprintf(rows[i].r.why[s], WHY, "time budget (--budget %d s) spent", o.budget);
+            }
+            continue;
+        }
+        fprintf(stderr, "bench_kernels: %s ...\n", rows[i].name);
         run_row(&rows[i], &o);
     }
     print_tables(out, rows, n, &o);

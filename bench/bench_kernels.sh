@@ -45,7 +45,7 @@ fi
 
 if [ ! -x "$B/bench_kernels" ]; then echo "bench_kernels.sh: $B/bench_kernels missing: build first"; exit 0; fi
 start=$(date +%s)
-timeout 480 "$B/bench_kernels" "${sass_args[@]}" --out "$out/kernels.md" "$@" 2> "$out/bench.log"
+timeout 560 "$B/bench_kernels" "${sass_args[@]}" --out "$out/kernels.md" "$@" 2> "$out/bench.log"
 rc=$?
 echo "bench_kernels.sh: bench_kernels exit $rc in $(( $(date +%s) - start )) s -> $out/kernels.md (log $out/bench.log)"
 exit $rc
