@@ -51,6 +51,7 @@ typedef struct result {
     double ms[MAX_SIZES];          /* < 0: not measured, why[] says why */
     int sets[MAX_SIZES];           /* buffer sets rotated */
     int error;                     /* 1: a launch or CUDA error (not a skip) */
+    char note[WHY];                /* a remark on how the row was measured, or "" */
     char why[MAX_SIZES][WHY];
 } result;
 
@@ -260,6 +261,12 @@ static void print_tables(FILE *f, const row *rows, int n, const opts *o)
         }
     }
     int notes = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i].r.note[0]) {
+            if (!notes++) fprintf(f, "\n## Notes\n\n");
+            fprintf(f, "- %s: %s\n", rows[i].name, rows[i].r.note);
+        }
+    notes = 0;
     for (int i = 0; i < n; i++)
         for (int s = 0; s < o->nsizes; s++)
             if (rows[i].r.ms[s] < 0 && rows[i].r.why[s][0]) {

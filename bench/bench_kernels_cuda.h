@@ -18,6 +18,7 @@ typedef struct dev_state {
     void *lt_ws;
     size_t lt_ws_size;
     int cc;
+    char note[WHY];
 } dev_state;
 
 /* Random operand bits of magnitude 1/4..1 (finite in every format): a fixed xorshift stream. */
@@ -77,31 +78,41 @@ static int cublas_launch(dev_state *ds, const row *r, const void *A, const void 
     const uint16_t oneh = 0x3c00, zeroh = 0;
     int n = (int)N;
     if (r->a == MMP_FORMAT_E4M3 || r->a == MMP_FORMAT_E5M2) {   /* FP8: cuBLASLt only */
-        cublasLtMatmulDesc_t op = NULL;
-        cublasLtMatrixLayout_t la = NULL, lb = NULL, ld = NULL;
-        cublasLtMatmulPreference_t pref = NULL;
-        cublasLtMatmulHeuristicResult_t h;
-        int found = 0, ok = 0;
-        cublasOperation_t tr = CUBLAS_OP_T;
-        if (cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &tr, sizeof tr) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatrixLayoutCreate(&la, ta, N, N, N) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatrixLayoutCreate(&lb, ta, N, N, N) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatrixLayoutCreate(&ld, td, N, N, N) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ds->lt_ws_size,
-                                                 sizeof ds->lt_ws_size) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatmulAlgoGetHeuristic(ds->lt, op, la, lb, ld, ld, pref, 1, &h, &found) == CUBLAS_STATUS_SUCCESS &&
-            found > 0)
-            ok = cublasLtMatmul(ds->lt, op, &one, B, la, A, lb, &zero, D, ld, D, ld, &h.algo, ds->lt_ws,
-                                ds->lt_ws_size, ds->stream) == CUBLAS_STATUS_SUCCESS;
-        if (pref) cublasLtMatmulPreferenceDestroy(pref);
-        if (ld) cublasLtMatrixLayoutDestroy(ld);
-        if (lb) cublasLtMatrixLayoutDestroy(lb);
-        if (la) cublasLtMatrixLayoutDestroy(la);
-        if (op) cublasLtMatmulDescDestroy(op);
-        if (!ok) snprintf(why, WHY, "cuBLASLt has no %s -> %s matmul here", fmt(r->a), fmt(r->d));
-        return ok ? 0 : -1;
+        /* The requested output first; if cuBLASLt has no such FP8 matmul, BF16 output (same
+         * FP8 inputs and FP32 accumulation; the row's note says so). */
+        cudaDataType_t outs[2] = {td, CUDA_R_16BF};
+        for (int t = 0; t < 2; t++) {
+            cublasLtMatmulDesc_t op = NULL;
+            cublasLtMatrixLayout_t la = NULL, lb = NULL, ld = NULL;
+            cublasLtMatmulPreference_t pref = NULL;
+            cublasLtMatmulHeuristicResult_t h;
+            int found = 0, ok = 0;
+            cublasOperation_t tr = CUBLAS_OP_T;
+            if (cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
+                cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &tr, sizeof tr) == CUBLAS_STATUS_SUCCESS &&
+                cublasLtMatrixLayoutCreate(&la, ta, N, N, N) == CUBLAS_STATUS_SUCCESS &&
+                cublasLtMatrixLayoutCreate(&lb, ta, N, N, N) == CUBLAS_STATUS_SUCCESS &&
+                cublasLtMatrixLayoutCreate(&ld, outs[t], N, N, N) == CUBLAS_STATUS_SUCCESS &&
+                cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
+                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ds->lt_ws_size,
+                                                     sizeof ds->lt_ws_size) == CUBLAS_STATUS_SUCCESS &&
+                cublasLtMatmulAlgoGetHeuristic(ds->lt, op, la, lb, ld, ld, pref, 1, &h, &found) == CUBLAS_STATUS_SUCCESS &&
+                found > 0)
+                ok = cublasLtMatmul(ds->lt, op, &one, B, la, A, lb, &zero, D, ld, D, ld, &h.algo, ds->lt_ws,
+                                    ds->lt_ws_size, ds->stream) == CUBLAS_STATUS_SUCCESS;
+            if (pref) cublasLtMatmulPreferenceDestroy(pref);
+            if (ld) cublasLtMatrixLayoutDestroy(ld);
+            if (lb) cublasLtMatrixLayoutDestroy(lb);
+            if (la) cublasLtMatrixLayoutDestroy(la);
+            if (op) cublasLtMatmulDescDestroy(op);
+            if (ok) {
+                if (t == 1) snprintf(ds->note, sizeof ds->note, "cuBLASLt has no %s -> %s matmul: timed with bf16 output",
+                                     fmt(r->a), fmt(r->d));
+                return 0;
+            }
+        }
+        snprintf(why, WHY, "cuBLASLt has no %s -> %s (or bf16) matmul here", fmt(r->a), fmt(r->d));
+        return -1;
     }
     cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
     const void *alpha = &one, *beta = &zero;
@@ -262,6 +273,7 @@ static void bench_cuda_row(result *res, const row *r, const opts *o)
             break;               /* a CUDA error may have poisoned the context: stop this row */
         }
     }
+    snprintf(res->note, sizeof res->note, "%s", ds.note);
     if (ds.blas) cublasDestroy(ds.blas);
     if (ds.lt) cublasLtDestroy(ds.lt);
     cudaFree(ds.lt_ws);
