@@ -6,6 +6,9 @@
  * kernels call themselves. One K step = one stage's slice of K (bk elements); a warp's list:
  *   cp.async (or ld.global + st.shared) of its threads' share of the A and B tiles, then the
  *   ldmatrix (or ld.shared) of its fragments, in issue order.
+ * cp.async records: addr = shared byte offset, gaddr = global byte offset from the operand's
+ * base, active = lanes whose chunk lies inside the matrix (the others are zero-filled: they
+ * write shared memory but read nothing). ldmatrix .x1/.x2: active = the addressing lanes.
  * The WMMA kernels' load_matrix_sync has no specified lane mapping; their maps list the
  * staging copies only (kernel fp16_wmma_naive, which has no staging, exposes no map).
  *
