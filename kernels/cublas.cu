@@ -319,10 +319,12 @@ SPEC(run_e4m3_e5m2_f32, CUDA_R_8F_E4M3, CUDA_R_8F_E5M2, CUDA_R_32F, CUBLAS_COMPU
 #define FP8_ACC_BITS 14
 
 #define ROW(nm, fa, fb, fcd, facc, fmul, bits, lay_a, lay_b, mult, cc, ws, fn, what)            \
+    ROW_C(nm, fa, fb, fcd, facc, fmul, bits, lay_a, lay_b, mult, cc, ws, fn, what, 1)
+#define ROW_C(nm, fa, fb, fcd, facc, fmul, bits, lay_a, lay_b, mult, cc, ws, fn, what, rc)      \
     {.abi_version = MMP_KERNEL_ABI_VERSION, .name = nm, .family = "cublas", .a_format = fa,   \
      .b_format = fb, .c_format = fcd, .d_format = fcd, .acc_format = facc, .mul_format = fmul, \
      .acc_bits = bits, .layouts_a = lay_a, .layouts_b = lay_b, .layouts_d = MMP_LAYOUTS_ANY,  \
-     .reads_c = 1, .m_multiple = mult, .n_multiple = mult, .k_multiple = mult, .min_cc = cc,  \
+     .reads_c = rc, .m_multiple = mult, .n_multiple = mult, .k_multiple = mult, .min_cc = cc,  \
      .arch_specific = 0, .deterministic = 1, .where = MMP_KERNEL_DEVICE,                      \
      .workspace_bytes = ws, .run = fn, .description = what}
 #define ANY MMP_LAYOUTS_ANY
@@ -341,9 +343,10 @@ static const mmp_kernel_desc cublas_table[] = {
         "cublasGemmEx_64, bf16 inputs, CUBLAS_COMPUTE_32F, fp32 C/D"),
     ROW("cublas_f16_f16", F(FP16), F(FP16), F(FP16), F(FP16), -1, 0, ANY, ANY, 1, 75, NULL, run_f16_f16,
         "cublasGemmEx_64, CUBLAS_COMPUTE_16F (HGEMM, fp16 accumulation)"),
-    ROW("cublaslt_i8_i32", F(INT8), F(INT8), F(INT32), F(INT32), -1, 0, MMP_LAYOUTS_ROW,
-        MMP_LAYOUTS_COL, 4, 75, lt_workspace_bytes, run_i8_i32,
-        "cublasLtMatmul IMMA, CUBLAS_COMPUTE_32I, TN only, M/N/K multiples of 4, integer alpha/beta"),
+    /* IMMA takes int32 alpha/beta only, which the ABI cannot declare: tested as D = A B. */
+    ROW_C("cublaslt_i8_i32", F(INT8), F(INT8), F(INT32), F(INT32), -1, 0, MMP_LAYOUTS_ROW,
+          MMP_LAYOUTS_COL, 4, 75, lt_workspace_bytes, run_i8_i32,
+          "cublasLtMatmul IMMA, CUBLAS_COMPUTE_32I, TN only, M/N/K multiples of 4, D = A B", 0),
     ROW("cublaslt_e4m3_f32", F(E4M3), F(E4M3), F(FP32), F(FP32), -1, FP8_ACC_BITS, MMP_LAYOUTS_ROW,
         MMP_LAYOUTS_COL, 16, 89, lt_workspace_bytes, run_e4m3_f32,
         "cublasLtMatmul FP8 e4m3 x e4m3 -> fp32, TN only, scales 1, no fast accumulation"),
@@ -358,6 +361,7 @@ static const mmp_kernel_desc cublas_table[] = {
         "cublasLtMatmul FP8 e4m3 x e5m2 -> fp32, TN only"),
 };
 #undef ROW
+#undef ROW_C
 #undef ANY
 #undef F
 
