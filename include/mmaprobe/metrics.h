@@ -1,0 +1,85 @@
+/* mmaprobe/metrics.h — error metrics of a kernel's output against the reference, and verdict
+ * tolerances. Fills mmp_metrics (result.h).
+ *
+ * Usage:
+ *   mmp_metrics_input in = {0};
+ *   in.got = host_copy_of_D; in.d_format = MMP_FORMAT_FP32; in.layout = MMP_LAYOUT_ROW; in.ldd = n;
+ *   in.want64 = ref.d64; in.want_out = ref.dout; in.absbound = ref.absbound;   // row-major M x N
+ *   in.m = m; in.n = n; in.k = k;
+ *   in.u_acc = mmp_metrics_unit_truncation(MMP_FORMAT_FP32, 0);  // tensor cores truncate
+ *   mmp_tolerance tol; mmp_tolerance_init(&tol);                  // deterministic bound
+ *   mmp_metrics m; mmp_metrics_compute(&m, &in, &tol);
+ *   if (m.nan_mismatch || m.inf_mismatch || m.above_tol) ...FAIL
+ *
+ * Bounds (per element, S_ij = (|alpha| |A||B| + |beta| |C|)_ij, an upper bound from the reference):
+ *   deterministic:  gamma_{Ke}(u_acc) S_ij + u_mul_term + out_term,  Ke = K + ceil(K/4) + 1
+ *     gamma_n(u) = n u / (1 - n u) (Higham). u_acc is the accumulator's unit of TRUNCATION,
+ *     2^(1-p), not round-to-nearest's 2^-p: tensor cores align and normalise toward zero
+ *     (Fasi et al. 2021). Ke adds one truncation per block of >= 4 fused products (the block's
+ *     aligned accumulator term) and one for the final conversion, so a correct block-FMA
+ *     kernel can never exceed it. u_mul_term = (2 u_mul + u_mul^2) S_ij when the kernel rounds
+ *     its inputs to a narrower mul_format first (e.g. tf32). out_term = 2^(1-p_out) (|D_ij| +
+ *     gamma S_ij) when the output format is narrower than the accumulator (either rounding).
+ *   probabilistic: the same with gamma replaced by gamma~_Ke(lambda) = exp(lambda sqrt(Ke) u +
+ *     Ke u^2 / (1 - u)) - 1 (Higham & Mary 2019), lambda = sqrt(2 ln(2 Ke / delta)),
+ *     delta = 1e-6: holds with probability >= 1 - delta per element for mean-zero independent
+ *     errors — NOT guaranteed for truncating hardware, whose errors are biased.
+ */
+#ifndef MMAPROBE_METRICS_H
+#define MMAPROBE_METRICS_H
+
+#include <stdint.h>
+#include "mmaprobe/format.h"
+#include "mmaprobe/gemm.h"
+#include "mmaprobe/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mmp_tolerance_mode {
+    MMP_TOLERANCE_BOUND = 0,         /* deterministic bound (default) */
+    MMP_TOLERANCE_PROBABILISTIC = 1, /* lambda sqrt(K) u */
+    MMP_TOLERANCE_BITWISE = 2,       /* output == correctly rounded reference */
+    MMP_TOLERANCE_ATOL_RTOL = 3,     /* |err| <= atol + rtol |want| */
+    MMP_TOLERANCE_ULPS = 4           /* |err| <= ulps * ulp_out(want) */
+} mmp_tolerance_mode;
+
+typedef struct mmp_tolerance {
+    mmp_tolerance_mode mode;
+    double atol, rtol, ulps;
+} mmp_tolerance;
+
+void mmp_tolerance_init(mmp_tolerance *t);
+const char *mmp_tolerance_name(mmp_tolerance_mode mode);   /* "bound", "probabilistic", ... */
+mmp_status mmp_tolerance_from_name(mmp_tolerance_mode *mode, const char *name);
+
+typedef struct mmp_metrics_input {
+    const void *got;               /* kernel output (host memory), d_format, layout, ldd */
+    mmp_format d_format;
+    mmp_layout layout;
+    int64_t ldd;
+    const double *want64;          /* exact result rounded to binary64, row-major M x N */
+    const double *want_out;        /* exact result rounded to the output format, row-major
+                                      (NULL: exactness checks use want64) */
+    const double *absbound;        /* S_ij, row-major (NULL: bounds are 0 -> bitwise only) */
+    int64_t m, n, k;
+    double u_acc;                  /* accumulator unit (truncation): 2^(1-p_acc) */
+    double u_mul;                  /* input rounding unit (0 if inputs are used as stored) */
+    int32_t acc_format;            /* mmp_format of the accumulator (for the output term) */
+} mmp_metrics_input;
+
+/* Unit of truncation 2^(1-p) of an accumulator format; acc_bits > 0 overrides p. 0 for ints. */
+double mmp_metrics_unit_truncation(mmp_format acc, int acc_bits);
+double mmp_metrics_gamma(double n, double u);            /* n u / (1 - n u); inf if n u >= 1 */
+double mmp_metrics_gamma_prob(double n, double u, double lambda);
+double mmp_metrics_lambda(double n);                      /* sqrt(2 ln(2 n / 1e-6)) */
+double mmp_metrics_ulp(double x, mmp_format f);           /* ulp of f at x (1 for ints) */
+
+/* Computes every metric, the histogram and heatmap; above_tol/first_bad use tol. */
+mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, const mmp_tolerance *tol);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
