@@ -13,8 +13,8 @@
  *   wide     random sign and significand, binary exponent uniform from the smallest subnormal
  *            up to a limit that keeps every product and sum finite in the accumulator and output
  *   cancel   pairs a(i,2p) = a(i,2p+1), b(2p+1,j) = -b(2p,j)(1 + small): large terms cancel
- *   onehot   one non-zero (small integer) per row of A and column of B, at k positions that
- *            depend on the row/column: a wrong index moves a value to a wrong output position
+ *   onehot   one non-zero (small integer) per row of A and column of B, at one of two k
+ *            positions (seeded): a wrong index moves a value to a wrong output position
  *   special  uniform values (|B| <= 1/2) with, per row of A by i % 8: NaN, +Inf, -Inf, -0,
  *            max finite (when it cannot overflow the accumulator), min subnormal, and per column
  *            of B by j % 4: +Inf, NaN; IEEE rules then decide NaN/Inf per output element.
@@ -98,8 +98,8 @@ void mmp_dist_ctx_init(mmp_dist_ctx *x, const mmp_case *c)
     x->exact_stride = 1;
     if ((double)c->k * q * q + q > cap) x->exact_stride = (int64_t)ceil((double)c->k / (cap - 1));
 
-    /* onehot: rows of A pick k in a window of up to 4 at the tail or start (seeded). */
-    x->onehot_width = c->k < 4 ? c->k : 4;
+    /* onehot: rows of A and columns of B pick k in a window of 2 placed by the seed. */
+    x->onehot_width = c->k < 2 ? c->k : 2;
     uint32_t w[4];
     mmp_rng_philox(w, c->seed, x->stream, ~0ull, 7);
     x->onehot_base = (int64_t)(w[0] % (uint64_t)(c->k - x->onehot_width + 1));
@@ -183,10 +183,14 @@ double mmp_dist_value(const mmp_dist_ctx *x, int mat, int64_t i, int64_t j)
     }
     case MMP_DIST_ONEHOT: {
         if (mat == MMP_MAT_C) return 0;
-        int64_t pos = x->onehot_base + (mat == MMP_MAT_A ? (other * 3 + 1) : (other * 5 + 2)) % x->onehot_width;
+        /* position: a seeded choice among the window's k; half of D is non-zero when the
+         * window is 2 wide, and A's and B's values differ, so D(i,j) != D(j,i) */
+        uint32_t w[4];
+        mmp_rng_philox(w, x->seed, x->stream, (uint64_t)other, (uint64_t)mat << 32 | 0xFFFFu);
+        int64_t pos = x->onehot_base + (int64_t)(w[0] % (uint32_t)x->onehot_width);
         if (kk != pos) return 0;
-        int64_t v = 1 + other % 7;     /* small and position-dependent: a moved value shows */
-        return (double)(is_signed && (other % 2) ? -v : v);
+        int64_t v = mat == MMP_MAT_A ? 1 + other % 7 : 1 + (other * 3 + 1) % 5;
+        return (double)(is_signed && (w[1] & 1) ? -v : v);
     }
     default:
         break;

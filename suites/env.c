@@ -56,14 +56,17 @@ static int query_cuda(mmp_env *e, int device)
     FILE *f = fopen("/proc/driver/nvidia/version", "r");
     char line[256];
     if (f && fgets(line, sizeof line, f)) {
-        char *k = strstr(line, "Kernel Module");
-        if (k) {
-            char ver[32] = "";
-            if (sscanf(k + strlen("Kernel Module"), " %31s", ver) == 1)
-                snprintf(e->driver, sizeof e->driver, "%s (%s)", ver, drv);
-        } else {
-            snprintf(e->driver, sizeof e->driver, "%s", drv);
+        /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module [for x86_64]  580.159.04  ..." */
+        char ver[32] = "";
+        for (char *tok = strtok(line, " \t\n"); tok; tok = strtok(NULL, " \t\n")) {
+            unsigned a, b;
+            if (sscanf(tok, "%u.%u", &a, &b) == 2 && strchr(tok, '.')) {
+                snprintf(ver, sizeof ver, "%s", tok);
+                break;
+            }
         }
+        if (ver[0]) snprintf(e->driver, sizeof e->driver, "%s (%s)", ver, drv);
+        else snprintf(e->driver, sizeof e->driver, "%s", drv);
     } else {
         snprintf(e->driver, sizeof e->driver, "%s", drv);
     }

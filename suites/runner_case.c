@@ -236,6 +236,7 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
         int rc = k->run(&a);
         mmp_runner_phase(0);
         *ms = now_ms() - t0;
+        if (rc == MMP_KERNEL_UNSUPPORTED) return MMP_STATUS_UNSUPPORTED;
         if (rc != 0) {
             say(r, "launch: kernel returned %d", rc);
             return MMP_STATUS_KERNEL;
@@ -274,6 +275,7 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
         if (is_sticky(err)) return MMP_ERR(MMP_STATUS_CUDA, "sticky CUDA error: %s", cudaGetErrorString(err));
         return MMP_STATUS_KERNEL;
     }
+    if (rc == MMP_KERNEL_UNSUPPORTED) return MMP_STATUS_UNSUPPORTED;
     if (rc != 0) {
         say(r, "launch: kernel returned %d", rc);
         return MMP_STATUS_KERNEL;
@@ -340,8 +342,9 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     mmp_status st = fill_inputs(&ops, c);
     if (st != MMP_STATUS_OK) goto done;
     double t0 = now_ms();
-    st = mmp_ref_compute(&ref, c, &ops.buf[0], &ops.buf[1], ops.have_c ? &ops.buf[2] : NULL);
+    st = mmp_ref_compute(&ref, c, &ops.buf[0], &ops.buf[1], ops.have_c ? &ops.buf[2] : NULL, o->device);
     r->time_reference_ms = now_ms() - t0;
+    r->n_mpfr = ref.n_mpfr;
     if (st != MMP_STATUS_OK) goto done;
     if (k->workspace_bytes) {
         ops.ws_size = k->workspace_bytes(c->m, c->n, c->k);
@@ -367,6 +370,11 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
         mmp_buffer_snapshot(d);
         double ms = 0;
         st = launch(r, &ops, c, &ms);
+        if (st == MMP_STATUS_UNSUPPORTED) {
+            skip(r, "the kernel's entry point declined these arguments (MMP_KERNEL_UNSUPPORTED)");
+            st = MMP_STATUS_OK;
+            goto done;
+        }
         if (st != MMP_STATUS_OK) {
             r->verdict = MMP_VERDICT_ERROR;
             if (st == MMP_STATUS_KERNEL && !(r->reasons & MMP_REASON_CUDA)) r->reasons |= MMP_REASON_LAUNCH;

@@ -8,6 +8,7 @@
 #ifndef MMAPROBE_RUNNER_INTERNAL_H
 #define MMAPROBE_RUNNER_INTERNAL_H
 
+#include "mmaprobe/reference.h"
 #include "mmaprobe/runner.h"
 
 #ifdef __cplusplus
@@ -80,15 +81,17 @@ mmp_status mmp_buffer_upload(mmp_buffer *b);   /* allocate (once) and copy the i
 mmp_status mmp_buffer_download(mmp_buffer *b); /* image = device copy */
 #endif
 
-/* ---- runner_ref_fallback.c (reference), runner_check.c (metrics, verdict reasons) ---- */
+/* ---- runner_ref.c (reference), runner_check.c (metrics, verdict reasons) ---- */
 typedef struct mmp_ref {
+    mmp_ref_result res;            /* owns the arrays below */
+    int64_t n_mpfr;
     double *exact;                 /* alpha*sum + beta*c (long double sums), M x N row-major */
     double *absdot;                /* |alpha| sum |a||b| + |beta||c| */
     double *want_out;              /* exact rounded to the output format (nearest even) */
     int int_acc;                   /* integer accumulator: results are exact */
 } mmp_ref;
 mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_buffer *b,
-                           mmp_buffer *cc);
+                           mmp_buffer *cc, int device);
 void mmp_ref_clear(mmp_ref *ref);
 /* Compare got (D's data in the case's layout and ldd) with the reference; fill r's metrics,
  * reasons and message. */

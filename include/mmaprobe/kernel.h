@@ -20,7 +20,8 @@
  *
  * Entry point contract: pointers are device pointers for MMP_KERNEL_DEVICE (launch on
  * args->stream, asynchronous is fine) and host pointers for MMP_KERNEL_HOST. Layouts are those
- * in args (one of those the descriptor accepts). Returns 0 on success, non-zero on error.
+ * in args (one of those the descriptor accepts). Returns MMP_KERNEL_OK (0) on success,
+ * MMP_KERNEL_UNSUPPORTED for arguments it cannot take, another non-zero value on error.
  */
 #ifndef MMAPROBE_KERNEL_H
 #define MMAPROBE_KERNEL_H
@@ -37,6 +38,11 @@ extern "C" {
 
 enum { MMP_LAYOUTS_ROW = 1u, MMP_LAYOUTS_COL = 2u, MMP_LAYOUTS_ANY = 3u }; /* bit masks */
 enum { MMP_KERNEL_DEVICE = 0, MMP_KERNEL_HOST = 1 };
+
+/* Entry-point return values. UNSUPPORTED: the kernel cannot take these arguments (e.g. a
+ * leading dimension its vector loads or TMA cannot align to) — reported as SKIP with reason,
+ * never as PASS. Anything else non-zero is an ERROR (launch failure). */
+enum { MMP_KERNEL_OK = 0, MMP_KERNEL_ERROR = 1, MMP_KERNEL_UNSUPPORTED = 2 };
 
 typedef struct mmp_kernel_args {
     const void *a, *b, *c;         /* c may be NULL when beta == 0 */
