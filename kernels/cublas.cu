@@ -2,13 +2,13 @@
  * precision they support (the vendor baseline every hand-written kernel is compared with).
  *
  * Build: part of libmmp (cmake --build build). Run:
- *   build/mmaprobe validate --kernel 'cublas*' --suite smoke,edge
+ *   build/mmaprobe validate --filter 'cublas*' --suite smoke   (then --suite edge)
  *
  * Version 1 is cublasGemmEx_64 (fp64, fp32, tf32, fp16/bf16 -> fp32, fp16 -> fp16): any layout,
  *   any leading dimension, any shape.
  * Version 2 is cublasLtMatmul (int8 -> int32, fp8 e4m3/e5m2 -> fp32/bf16): the IMMA and FP8
  *   kernels need the "TN" form (in cuBLAS's column-major terms A transposed, B not), which in
- *   mmaprobe's terms is A row-major and B column-major (either D layout: see plan_layouts), and
+ *   mmaprobe's terms is A row-major and B column-major (either D layout: see cublas_plan.h), and
  *   16-byte aligned leading dimensions; a matrix whose ld is not aligned is staged through the
  *   workspace (cudaMemcpy2DAsync), so any ld works.
  *
@@ -35,9 +35,10 @@
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/kernel.h"
 #include "mmaprobe/registry.h"
+#include "kernels/cublas_plan.h"
 
 /* ------------------------------------------------------------------------------------------ */
-/* Shared plumbing: handles, the C -> D copy, the column-major plan.                            */
+/* Shared plumbing: handles, the C -> D copy (the column-major plan is in cublas_plan.c).       */
 
 static cublasHandle_t blas_handle;
 static cublasLtHandle_t lt_handle;
@@ -82,37 +83,7 @@ static mmp_status copy_c_to_d(void *dst, int64_t dld, const mmp_kernel_args *a, 
     return MMP_STATUS_OK;
 }
 
-/* The problem in cuBLAS's column-major terms: out(mm x nn) = op_p(P) op_q(Q). For each
- * operand, rows/cols/ld describe the stored matrix as cuBLAS sees it (before op). */
-typedef struct {
-    cublasOperation_t op_p, op_q;
-    int64_t mm, nn, kk;
-    const void *p, *q;
-    int64_t ldp, ldq;
-    int64_t p_rows, p_cols, q_rows, q_cols;
-} col_plan;
-
-static col_plan plan_layouts(const mmp_kernel_args *a)
-{
-    col_plan c;
-    c.kk = a->k;
-    if (a->layout_d == MMP_LAYOUT_COL) {          /* D = A B */
-        c.mm = a->m; c.nn = a->n;
-        c.p = a->a; c.ldp = a->lda; c.q = a->b; c.ldq = a->ldb;
-        c.op_p = a->layout_a == MMP_LAYOUT_COL ? CUBLAS_OP_N : CUBLAS_OP_T;
-        c.op_q = a->layout_b == MMP_LAYOUT_COL ? CUBLAS_OP_N : CUBLAS_OP_T;
-    } else {                                      /* D^T = B^T A^T */
-        c.mm = a->n; c.nn = a->m;
-        c.p = a->b; c.ldp = a->ldb; c.q = a->a; c.ldq = a->lda;
-        c.op_p = a->layout_b == MMP_LAYOUT_ROW ? CUBLAS_OP_N : CUBLAS_OP_T;
-        c.op_q = a->layout_a == MMP_LAYOUT_ROW ? CUBLAS_OP_N : CUBLAS_OP_T;
-    }
-    c.p_rows = c.op_p == CUBLAS_OP_N ? c.mm : c.kk;
-    c.p_cols = c.op_p == CUBLAS_OP_N ? c.kk : c.mm;
-    c.q_rows = c.op_q == CUBLAS_OP_N ? c.kk : c.nn;
-    c.q_cols = c.op_q == CUBLAS_OP_N ? c.nn : c.kk;
-    return c;
-}
+static cublasOperation_t op_of(int op) { return op == MMP_CUBLAS_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
 /* Scalars in the type cuBLAS expects for the compute type. */
 typedef enum { SCALE_F64, SCALE_F32, SCALE_F16, SCALE_I32 } scale_kind;
@@ -154,8 +125,9 @@ static mmp_status run_gemmex(const mmp_kernel_args *a, const blas_spec *sp)
     MMP_TRY(make_scalar(&alpha, a->alpha, sp->scale));
     MMP_TRY(make_scalar(&beta, a->beta, sp->scale));
     if (a->beta != 0.0) MMP_TRY(copy_c_to_d(a->d, a->ldd, a, sp->cd_bytes));
-    col_plan c = plan_layouts(a);
-    MMP_CUBLAS_CHECK(cublasGemmEx_64(blas_handle, c.op_p, c.op_q, c.mm, c.nn, c.kk, &alpha, c.p,
+    mmp_cublas_plan c;
+    mmp_cublas_plan_make(&c, a);
+    MMP_CUBLAS_CHECK(cublasGemmEx_64(blas_handle, op_of(c.op_p), op_of(c.op_q), c.mm, c.nn, c.kk, &alpha, c.p,
                                      sp->ta, c.ldp, c.q, sp->tb, c.ldq, &beta, a->d, sp->tcd,
                                      a->ldd, sp->compute, CUBLAS_GEMM_DEFAULT));
     return MMP_STATUS_OK;
@@ -164,61 +136,39 @@ static mmp_status run_gemmex(const mmp_kernel_args *a, const blas_spec *sp)
 /* ------------------------------------------------------------------------------------------ */
 /* Version 2: cublasLtMatmul with workspace staging for unaligned leading dimensions.          */
 
-#define LT_WORKSPACE ((size_t)32 << 20)   /* cuBLASLt's recommended workspace on Hopper */
-#define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
-
-/* Bytes to stage a stored (rows x cols) matrix with ld rounded up to 16 elements. */
-static size_t stage_bytes(int64_t rows, int64_t cols, size_t elem)
-{
-    return ALIGN_UP((size_t)ALIGN_UP(rows, 16) * (size_t)cols * elem, 256);
-}
-
-static size_t lt_workspace_bytes(int64_t m, int64_t n, int64_t k)
-{
-    /* The stored shape of A is M x K or K x M, of B K x N or N x K, of D M x N or N x M:
-     * (r + 16) * c bounds both orientations. D elements are at most 4 bytes here. */
-    return LT_WORKSPACE + stage_bytes(m + 16, k + 16, 1) + stage_bytes(k + 16, n + 16, 1) +
-           stage_bytes(m + 16, n + 16, 4);
-}
-
-static int misaligned(const void *p, int64_t ld, size_t elem)
-{
-    return ((uintptr_t)p % 16) != 0 || ((size_t)ld * elem) % 16 != 0;
-}
-
 static mmp_status run_lt(const mmp_kernel_args *a, const blas_spec *sp)
 {
     MMP_TRY(get_handles());
     cudaStream_t s = (cudaStream_t)a->stream;
-    size_t need = lt_workspace_bytes(a->m, a->n, a->k);
+    size_t off[3];
+    size_t need = mmp_cublaslt_workspace_layout(off, a->m, a->n, a->k);
     if (!a->workspace || a->workspace_size < need)
         return MMP_ERR(MMP_STATUS_INVALID, "cublasLt: workspace of %zu bytes given, %zu needed",
                        a->workspace_size, need);
     scalar alpha, beta;
     MMP_TRY(make_scalar(&alpha, a->alpha, sp->scale));
     MMP_TRY(make_scalar(&beta, a->beta, sp->scale));
-    col_plan c = plan_layouts(a);
-    if (c.op_p != CUBLAS_OP_T || c.op_q != CUBLAS_OP_N)
+    mmp_cublas_plan c;
+    mmp_cublas_plan_make(&c, a);
+    if (c.op_p != MMP_CUBLAS_OP_T || c.op_q != MMP_CUBLAS_OP_N)
         return MMP_ERR(MMP_STATUS_UNSUPPORTED,
                        "cublasLt int8/fp8 needs A row-major and B column-major (TN)");
     char *ws = (char *)a->workspace;
-    char *stage_p = ws + LT_WORKSPACE;
-    char *stage_q = stage_p + stage_bytes(a->m + 16, a->k + 16, 1);
-    char *stage_d = stage_q + stage_bytes(a->k + 16, a->n + 16, 1);
+    char *stage_p = ws + off[0], *stage_q = ws + off[1], *stage_d = ws + off[2];
     size_t in_bytes = 1;          /* int8 / fp8 inputs */
 
     /* Stage P and Q when their ld is not 16-byte aligned. */
     const void *p = c.p, *q = c.q;
     int64_t ldp = c.ldp, ldq = c.ldq;
-    if (misaligned(p, ldp, in_bytes)) {
-        ldp = ALIGN_UP(c.p_rows, 16);
+    if (mmp_cublas_misaligned(p, ldp, in_bytes)) {
+        ldp = mmp_cublas_staged_ld(c.p_rows);
         MMP_CUDA_CHECK(cudaMemcpy2DAsync(stage_p, (size_t)ldp * in_bytes, c.p, (size_t)c.ldp * in_bytes,
                                          (size_t)c.p_rows * in_bytes, (size_t)c.p_cols,
                                          cudaMemcpyDeviceToDevice, s));
         p = stage_p;
     }
-    if (misaligned(q, ldq, in_bytes)) {
-        ldq = ALIGN_UP(c.q_rows, 16);
+    if (mmp_cublas_misaligned(q, ldq, in_bytes)) {
+        ldq = mmp_cublas_staged_ld(c.q_rows);
         MMP_CUDA_CHECK(cudaMemcpy2DAsync(stage_q, (size_t)ldq * in_bytes, c.q, (size_t)c.ldq * in_bytes,
                                          (size_t)c.q_rows * in_bytes, (size_t)c.q_cols,
                                          cudaMemcpyDeviceToDevice, s));
@@ -227,10 +177,10 @@ static mmp_status run_lt(const mmp_kernel_args *a, const blas_spec *sp)
     /* D (column-major mm x nn view): staged when unaligned; C is copied in when beta != 0. */
     void *d = a->d;
     int64_t ldd = a->ldd;
-    int staged_d = misaligned(d, ldd, sp->cd_bytes);
+    int staged_d = mmp_cublas_misaligned(d, ldd, sp->cd_bytes);
     if (staged_d) {
         d = stage_d;
-        ldd = ALIGN_UP(c.mm, 16);
+        ldd = mmp_cublas_staged_ld(c.mm);
     }
     if (a->beta != 0.0) MMP_TRY(copy_c_to_d(d, ldd, a, sp->cd_bytes));
 
@@ -241,8 +191,8 @@ static mmp_status run_lt(const mmp_kernel_args *a, const blas_spec *sp)
     cublasLtMatmulHeuristicResult_t h;
     int found = 0;
     cudaDataType_t scale_type = sp->scale == SCALE_I32 ? CUDA_R_32I : CUDA_R_32F;
-    cublasOperation_t tp = c.op_p, tq = c.op_q;
-    size_t lt_ws = LT_WORKSPACE;
+    cublasOperation_t tp = op_of(c.op_p), tq = op_of(c.op_q);
+    size_t lt_ws = MMP_CUBLASLT_WORKSPACE;
 #define LT(call)                                                                              \
     do {                                                                                      \
         cublasStatus_t e_ = (call);                                                           \
@@ -345,19 +295,19 @@ static const mmp_kernel_desc cublas_table[] = {
         "cublasGemmEx_64, CUBLAS_COMPUTE_16F (HGEMM, fp16 accumulation)"),
     /* IMMA takes int32 alpha/beta only, which the ABI cannot declare: tested as D = A B. */
     ROW_C("cublaslt_i8_i32", F(INT8), F(INT8), F(INT32), F(INT32), -1, 0, MMP_LAYOUTS_ROW,
-          MMP_LAYOUTS_COL, 4, 75, lt_workspace_bytes, run_i8_i32,
+          MMP_LAYOUTS_COL, 4, 75, mmp_cublaslt_workspace_bytes, run_i8_i32,
           "cublasLtMatmul IMMA, CUBLAS_COMPUTE_32I, TN only, M/N/K multiples of 4, D = A B", 0),
     ROW("cublaslt_e4m3_f32", F(E4M3), F(E4M3), F(FP32), F(FP32), -1, FP8_ACC_BITS, MMP_LAYOUTS_ROW,
-        MMP_LAYOUTS_COL, 16, 89, lt_workspace_bytes, run_e4m3_f32,
+        MMP_LAYOUTS_COL, 16, 89, mmp_cublaslt_workspace_bytes, run_e4m3_f32,
         "cublasLtMatmul FP8 e4m3 x e4m3 -> fp32, TN only, scales 1, no fast accumulation"),
     ROW("cublaslt_e4m3_bf16", F(E4M3), F(E4M3), F(BF16), F(FP32), -1, FP8_ACC_BITS, MMP_LAYOUTS_ROW,
-        MMP_LAYOUTS_COL, 16, 89, lt_workspace_bytes, run_e4m3_bf16,
+        MMP_LAYOUTS_COL, 16, 89, mmp_cublaslt_workspace_bytes, run_e4m3_bf16,
         "cublasLtMatmul FP8 e4m3 x e4m3 -> bf16, TN only, scales 1, no fast accumulation"),
     ROW("cublaslt_e5m2_e4m3_f32", F(E5M2), F(E4M3), F(FP32), F(FP32), -1, FP8_ACC_BITS,
-        MMP_LAYOUTS_ROW, MMP_LAYOUTS_COL, 16, 89, lt_workspace_bytes, run_e5m2_e4m3_f32,
+        MMP_LAYOUTS_ROW, MMP_LAYOUTS_COL, 16, 89, mmp_cublaslt_workspace_bytes, run_e5m2_e4m3_f32,
         "cublasLtMatmul FP8 e5m2 x e4m3 -> fp32, TN only (e5m2 x e5m2 is not offered)"),
     ROW("cublaslt_e4m3_e5m2_f32", F(E4M3), F(E5M2), F(FP32), F(FP32), -1, FP8_ACC_BITS,
-        MMP_LAYOUTS_ROW, MMP_LAYOUTS_COL, 16, 89, lt_workspace_bytes, run_e4m3_e5m2_f32,
+        MMP_LAYOUTS_ROW, MMP_LAYOUTS_COL, 16, 89, mmp_cublaslt_workspace_bytes, run_e4m3_e5m2_f32,
         "cublasLtMatmul FP8 e4m3 x e5m2 -> fp32, TN only"),
 };
 #undef ROW

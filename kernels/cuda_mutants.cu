@@ -4,7 +4,7 @@
  * on the H200). Never in the default kernel list: `mmaprobe validate --mutants`.
  *
  * Build: part of libmmp. Run:
- *   build/mmaprobe validate --mutants --kernel 'cuda_mut_*' --suite smoke
+ *   build/mmaprobe validate --mutants --suite kernels/cuda_mutants.suite --timeout 10
  *
  * All share one descriptor shape: fp16 A, B (row-major), fp32 C, D (row-major), fp32
  * accumulator, alpha/beta, any M, N, K, any leading dimensions, deterministic.

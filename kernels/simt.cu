@@ -3,7 +3,7 @@
  * one element of D = alpha * A * B + beta * C with a fused multiply-add per k, in k order.
  *
  * Build: part of libmmp (cmake --build build). Run:
- *   build/mmaprobe validate --kernel 'simt_*' --suite smoke,edge
+ *   build/mmaprobe validate --filter 'simt_*' --suite smoke   (then --suite edge)
  *
  * Version 1 is the only version: one thread per output element, 16 x 16 threads per block,
  * any M, N, K, any layout of A, B, C, D, any leading dimensions, alpha/beta honoured (C is not
