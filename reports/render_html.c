@@ -117,6 +117,49 @@ static void summary_table(FILE *out, const mmp_run *run)
     free(rows);
 }
 
+/* Describe one axis of the heatmap's over-bound cells: periodic (a tile or fragment pattern),
+ * everywhere, or neither. bad[] has n cells of size elements each. Returns 1 if periodic. */
+static int describe_axis(char *buf, size_t size, const char *what, const int *bad, int n, int64_t cell)
+{
+    int nbad = 0;
+    for (int i = 0; i < n; i++) nbad += bad[i];
+    if (nbad == n) { snprintf(buf, size, "every %s", what); return 0; }
+    for (int p = 1; p <= n / 2; p++) {
+        int ok = 1;
+        for (int i = 0; i + p < n && ok; i++) ok = bad[i] == bad[i + p];
+        if (!ok) continue;
+        size_t o = (size_t)snprintf(buf, size, "%ss &#8801; ", what);
+        int first = 1;
+        for (int r = 0; r < p && o < size; r++) {
+            if (!bad[r]) continue;
+            int64_t lo = r * cell, hi = lo + cell - 1;
+            if (hi > lo) o += (size_t)snprintf(buf + o, size - o, "%s%lld&#8211;%lld", first ? "" : ", ", (long long)lo, (long long)hi);
+            else o += (size_t)snprintf(buf + o, size - o, "%s%lld", first ? "" : ", ", (long long)lo);
+            first = 0;
+        }
+        if (o < size) snprintf(buf + o, size - o, " (mod %lld)", (long long)(p * cell));
+        return 1;
+    }
+    snprintf(buf, size, "%d of %d %s blocks", nbad, n, what);
+    return 0;
+}
+
+/* One line on the shape of the failure in the heatmap, e.g. "rows = 2-3 (mod 16), every column". */
+static void heat_pattern(FILE *out, const mmp_case_result *c)
+{
+    const mmp_metrics *m = &c->metrics;
+    int rb[MMP_HEAT_MAX] = {0}, cb[MMP_HEAT_MAX] = {0}, any = 0;
+    for (int r = 0; r < m->heat_rows; r++)
+        for (int k = 0; k < m->heat_cols; k++)
+            if (!(m->heat[r * m->heat_cols + k] <= 1)) { rb[r] = cb[k] = 1; any = 1; }   /* > 1 or NaN */
+    if (!any) return;
+    char rows[256], cols[256];
+    int pr = describe_axis(rows, sizeof rows, "row", rb, m->heat_rows, (c->m + m->heat_rows - 1) / m->heat_rows);
+    int pc = describe_axis(cols, sizeof cols, "column", cb, m->heat_cols, (c->n + m->heat_cols - 1) / m->heat_cols);
+    fprintf(out, "<p><b>Pattern:</b> blocks over the bound in %s, %s%s</p>\n", rows, cols,
+            pr || pc ? " &#8212; periodic: looks like a tile or fragment-layout bug" : "");
+}
+
 static void failure_card(FILE *out, const mmp_case_result *c)
 {
     char reasons[512], b[160];
@@ -131,6 +174,8 @@ static void failure_card(FILE *out, const mmp_case_result *c)
     fputs("</b></p>\n", out);
     if (c->message[0]) { fputs("<p class=\"msg\">", out); esc(out, c->message); fputs("</p>\n", out); }
     if (c->verdict != MMP_VERDICT_FAIL) { fputs("</div>\n", out); return; }
+    if (m->heat_rows > 0 && m->heat_cols > 0 && m->heat_rows <= MMP_HEAT_MAX && m->heat_cols <= MMP_HEAT_MAX)
+        heat_pattern(out, c);
     fputs("<div class=\"row\">\n", out);
     if (m->heat_rows > 0 && m->heat_cols > 0) {
         fprintf(out, "<div><div class=\"muted\">max |err|/bound per block of %" PRId64 "&#215;%" PRId64

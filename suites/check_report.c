@@ -377,6 +377,7 @@ START_TEST(html_well_formed_with_heatmap)
     ck_assert(strstr(h, "aria-label=\"error heatmap\""));
     ck_assert(strstr(h, "mma_sync_m16n8k16_v3_planted/bf16.bf16.f32/128x128x512/uniform/s7"));
     ck_assert(!strstr(h, "<wgmma") && strstr(h, "&lt;wgmma_m64n128k16_v2&gt;"));
+    ck_assert(strstr(h, "rows &#8801; 3 (mod 16), every column"));     /* the planted pattern, named */
     ck_assert(strstr(h, "Fragment layouts") && strstr(h, "bank maps") && strstr(h, "Error vs K"));
     /* the heatmap's over-bound colour (#a50026 end of the orange-red ramp) appears in stripes */
     ck_assert(count(h, "fill=\"#a") > 64);
