@@ -34,10 +34,11 @@ void mmp_report_print_text(FILE *out, const mmp_run *run)
             "CASES", "PASS", "FAIL", "ERR", "SKIP", "ERR/BOUND", "ERR/PROB", "MAX ULP");
     for (size_t i = 0; i < n; i++) {
         const mmp_summary_row *s = &rows[i];
-        fprintf(out, "%-7s %-20s %-36s %6" PRId64 " %5" PRId64 " %5" PRId64 " %5" PRId64 " %5" PRId64
-                     " %11.3g %11.3g %10.4g\n",
-                mmp_verdict_name(s->verdict), clean(c1, sizeof c1, s->precision), clean(c2, sizeof c2, s->kernel), s->cases, s->pass, s->fail, s->error,
-                s->skip, s->worst_ratio_det, s->worst_ratio_prob, s->max_ulp);
+        fprintf(out, "%-7s %-20s %-36s %6" PRId64 " %5" PRId64 " %5" PRId64 " %5" PRId64 " %5" PRId64,
+                mmp_verdict_name(s->verdict), clean(c1, sizeof c1, s->precision), clean(c2, sizeof c2, s->kernel),
+                s->cases, s->pass, s->fail, s->error, s->skip);
+        if (s->pass + s->fail == 0) fprintf(out, " %11s %11s %10s\n", "-", "-", "-");   /* nothing measured */
+        else fprintf(out, " %11.3g %11.3g %10.4g\n", s->worst_ratio_det, s->worst_ratio_prob, s->max_ulp);
     }
     free(rows);
     int printed = 0;
