@@ -393,11 +393,14 @@ START_TEST(html_well_formed_with_heatmap)
     }
     free(h);
     /* robust to probe members it does not know or that are malformed */
-    ck_assert_int_eq(mmp_run_set_probes(&run, "{\"layout\":[{\"name\":\"<x>\"},3,{\"rows\":2,\"cols\":2,\"lane\":[0,1]}],"
-                                              "\"memory\":[{\"banks\":\"no\"},{\"banks\":[[1,\"x\"],5]}],\"other\":{\"a\":\"</pre>\"},"
-                                              "\"layout2\":null}"), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_run_set_probes(&run, "{\"layout\":{\"captures\":[{\"id\":\"<x>\",\"fragments\":[{\"name\":1},3,"
+                                              "{\"rows\":2,\"cols\":2,\"owner\":[[0],\"x\"],\"diffs\":[{\"row\":9}]}]},7]},"
+                                              "\"memory\":{\"kernels\":[{\"analysis\":{\"bank_words\":\"no\"}},{\"analysis\":"
+                                              "{\"bank_words\":[1,\"x\",-5,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}},5]},"
+                                              "\"other\":{\"a\":\"</pre>\"},\"arith\":null}"), MMP_STATUS_OK);
     h = render(&run, MMP_REPORT_HTML, &len);
-    ck_assert(strstr(h, "a layout entry without") && strstr(h, "&lt;/pre&gt;"));
+    ck_assert(strstr(h, "a fragment without rows") && strstr(h, "without 32") && strstr(h, "&lt;/pre&gt;"));
+    ck_assert(strstr(h, "&lt;x&gt;"));
     free(h);
     ck_assert_int_eq(mmp_run_set_probes(&run, "[1]"), MMP_STATUS_INVALID);
     ck_assert_int_eq(mmp_run_set_probes(&run, "{oops"), MMP_STATUS_PARSE);
