@@ -18,9 +18,9 @@ out=$root/build-h200
 export PATH=$PATH:/usr/local/cuda/bin
 limit_mib=60
 
-cmake -S "$root" -B "$tree" -DCMAKE_CUDA_ARCHITECTURES=90 -DMMP_STATIC_DEPS=ON \
+cmake -S "$root" -B "$tree" -DCMAKE_CUDA_ARCHITECTURES=90 -DMMP_STATIC_DEPS=ON -DMMP_SHARED_LIB=ON \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      '-DCMAKE_BUILD_RPATH=$ORIGIN/lib;$ORIGIN/../lib;$ORIGIN/../../lib;/usr/local/cuda/lib64;/usr/local/cuda/targets/x86_64-linux/lib' \
+      '-DCMAKE_BUILD_RPATH=$ORIGIN;$ORIGIN/..;$ORIGIN/lib;$ORIGIN/../lib;$ORIGIN/../../lib;/usr/local/cuda/lib64;/usr/local/cuda/targets/x86_64-linux/lib' \
       >/dev/null
 cmake --build "$tree" -j"$(nproc)"
 
@@ -47,7 +47,7 @@ echo "$root" >"$out/.source_root"
 git -C "$root" rev-parse --short=12 HEAD >"$out/.git_sha" 2>/dev/null || echo unknown >"$out/.git_sha"
 
 # Shared libraries the device may not have: everything ldd resolves outside this allow-list.
-expected='^(linux-vdso|libc|libm|libdl|librt|libpthread|ld-linux-x86-64|libstdc\+\+|libgcc_s|libmpfr|libgmp|libcublas|libcublasLt|libcudart|libcuda)\.so'
+expected='^(libmmp|linux-vdso|libc|libm|libdl|librt|libpthread|ld-linux-x86-64|libstdc\+\+|libgcc_s|libmpfr|libgmp|libcublas|libcublasLt|libcudart|libcuda)\.so'
 missing=0
 for f in "${exes[@]}"; do
   while read -r name arrow path rest; do
