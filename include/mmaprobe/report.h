@@ -36,6 +36,10 @@ typedef struct mmp_run {
     mmp_case_result *cases;
     size_t n_cases, cap_cases;
     char *probes_json;             /* probe results: a JSON object text owned by the run (or NULL) */
+    /* appended (reports/): */
+    mmp_env *shards;               /* merged runs: the environment of each shard, in merge order */
+    size_t n_shards;
+    int32_t schema_major, schema_minor; /* as read from a file (the writer's version when built) */
 } mmp_run;
 
 void mmp_run_init(mmp_run *run);
@@ -49,6 +53,57 @@ mmp_status mmp_run_read_jsonl(mmp_run *run, const char *path);
 
 /* The terminal table (also printed at the end of validate). */
 void mmp_report_print_text(FILE *out, const mmp_run *run);
+
+/* ---- appended (reports/) ---- */
+
+/* Replace run->probes_json by a copy of text after checking it parses as one JSON object
+ * (NULL clears it). Probe modules own the object's members (reports/README.md). */
+mmp_status mmp_run_set_probes(mmp_run *run, const char *text);
+/* Read from a string instead of a file (name prefixes error messages). */
+mmp_status mmp_report_read_json_text(mmp_run *run, const char *text, size_t len, const char *name);
+/* Write the whole document to a stream (mmp_report_write_json writes a file atomically). */
+mmp_status mmp_report_write_json_stream(FILE *out, const mmp_run *run);
+
+/* One row of the summary per precision x kernel, in first-seen order. */
+typedef struct mmp_summary_row {
+    char precision[48];
+    char kernel[96];
+    int64_t cases, pass, fail, error, skip;
+    double worst_ratio_det;        /* max over cases of metrics.max_ratio_det (0: none) */
+    double worst_ratio_prob;       /* max over cases of metrics.max_ratio_prob */
+    double max_ulp;
+    double time_kernel_ms;         /* sum of the cases' kernel times */
+    mmp_verdict verdict;           /* FAIL > ERROR > PASS > SKIP */
+} mmp_summary_row;
+/* rows is malloc'ed (free it); *n may be 0. */
+mmp_status mmp_report_summarize(mmp_summary_row **rows, size_t *n, const mmp_run *run);
+/* Counts over all cases; returns the process exit code a run deserves (0 or 1). */
+int mmp_report_counts(const mmp_run *run, int64_t counts[MMP_VERDICT_COUNT_]);
+
+typedef enum mmp_report_format {
+    MMP_REPORT_TEXT, MMP_REPORT_MD, MMP_REPORT_JUNIT, MMP_REPORT_HTML, MMP_REPORT_FORMAT_COUNT_
+} mmp_report_format;
+int mmp_report_format_from_name(mmp_report_format *f, const char *name);  /* 0 ok, -1 unknown */
+mmp_status mmp_report_render(FILE *out, const mmp_run *run, mmp_report_format format);
+void mmp_report_print_md(FILE *out, const mmp_run *run);
+void mmp_report_print_junit(FILE *out, const mmp_run *run);
+void mmp_report_print_html(FILE *out, const mmp_run *run);
+
+/* Regressions of cur against base. A regression: a case that PASSed (or is new) and now FAILs
+ * or ERRORs, or a case failing in both whose max_ratio_det grew by more than max_ratio_growth
+ * (a factor, e.g. 2.0), or a PASS case whose ratio grew beyond the factor and past 1/2.
+ * Cases missing from cur are listed (not a regression). *regressions gets their number. */
+typedef struct mmp_diff_options {
+    double max_ratio_growth;       /* default 2.0 */
+    int markdown;                  /* 1: Markdown for a CI comment */
+} mmp_diff_options;
+mmp_status mmp_report_diff(FILE *out, size_t *regressions, const mmp_run *base, const mmp_run *cur,
+                           const mmp_diff_options *opt);
+
+/* Merge shards into out (initialised, empty). Refuses different schema versions (naming the
+ * files and versions) and a case ID present twice with different results; identical
+ * duplicates are kept once. names label the inputs in messages. */
+mmp_status mmp_report_merge(mmp_run *out, const mmp_run *const *runs, const char *const *names, size_t n);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,107 @@
+/* mmaprobe/reference.h — the reference GEMM: D = alpha op(A) op(B) + beta C, EXACT, correctly
+ * rounded once to binary64 and (separately) to the output format, round to nearest even.
+ * The model is mpfr_dot: every product exact, one exact sum, one rounding.
+ *
+ * Usage:
+ *   mmp_gemm g; mmp_gemm_init(&g, MMP_FORMAT_BF16, MMP_FORMAT_BF16, MMP_FORMAT_FP32,
+ *                             MMP_FORMAT_FP32, m, n, k);
+ *   mmp_ref_options o; mmp_ref_options_init(&o);         // certified CPU path, all cores
+ *   o.want_absbound = 1;                                 // S_ij for the metrics' bounds
+ *   mmp_ref_result r; mmp_ref_result_init(&r);
+ *   if (mmp_ref_gemm(&r, a, b, c, &g, &o) != MMP_STATUS_OK) puts(mmp_error_last());
+ *   r.d64[i * n + j];     // exact D_ij rounded to binary64          (row-major M x N always)
+ *   r.dout[i * n + j];    // exact D_ij rounded to g.d (as a double)
+ *   r.absbound[i*n+j];    // >= |alpha| (|A||B|)_ij + |beta| |C_ij|  (when asked)
+ *   r.n_mpfr;             // elements the certified path recomputed with MPFR
+ *   mmp_ref_result_clear(&r);
+ *
+ * Paths (o.path):
+ *   MMP_REF_PATH_MPFR       pure MPFR, pthreads over rows: exact products, one mpfr_sum.
+ *   MMP_REF_PATH_CERTIFIED  (default) error-free Ozaki slicing + OpenBLAS DGEMM + a rigorous
+ *                           per-element bound; what the bound cannot decide goes to MPFR.
+ *   MMP_REF_PATH_CUDA       the same scheme with cuBLAS on the device (CUDA builds only;
+ *                           MMP_STATUS_UNSUPPORTED otherwise). a, b, c are HOST pointers; the
+ *                           device copies are made and freed inside. Call it only in a process
+ *                           that will not fork afterwards (the runner's child).
+ * Integer A and B (int8/uint8/int4/uint4/int32) with integer alpha, beta (|.| <= 2^31) and an
+ * integer C (or beta = 0): r.i64 holds the exact D in int64 (r.is_integer = 1) and
+ * r.n_int32_overflow counts elements whose exact D lies outside int32 (a fact, not an error).
+ *
+ * Special values follow MPFR on the exact expression: any NaN product (NaN input, 0 * Inf)
+ * gives NaN; +Inf and -Inf products give NaN; one sign of Inf gives that Inf; alpha * Inf with
+ * alpha = 0 gives NaN; beta = 0 means C is not read. An exact zero is +0 unless every term is
+ * -0 (IEEE sum rule, as mpfr_sum). NaN results are the default quiet NaN.
+ */
+#ifndef MMAPROBE_REFERENCE_H
+#define MMAPROBE_REFERENCE_H
+
+#include <stdint.h>
+#include "mmaprobe/gemm.h"
+#include "mmaprobe/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mmp_ref_path {
+    MMP_REF_PATH_CERTIFIED = 0,
+    MMP_REF_PATH_MPFR = 1,
+    MMP_REF_PATH_CUDA = 2
+} mmp_ref_path;
+
+typedef struct mmp_ref_options {
+    int threads;          /* host threads; 0 = every online CPU */
+    mmp_ref_path path;
+    int force_mpfr;       /* certified paths: send every element to MPFR (testing) */
+    int want_absbound;    /* fill r->absbound */
+    int device;           /* CUDA device for MMP_REF_PATH_CUDA */
+    int slices;           /* Ozaki slices per operand; 0 = chosen from the formats and K */
+} mmp_ref_options;
+
+typedef struct mmp_ref_timing {
+    double convert_s;     /* loading the formats into binary64 (and uploads) */
+    double gemm_s;        /* slice GEMMs (DGEMM / cuBLAS) */
+    double combine_s;     /* accurate combination, bound and decision */
+    double mpfr_s;        /* MPFR recomputation (or the whole MPFR path) */
+    double total_s;
+} mmp_ref_timing;
+
+typedef struct mmp_ref_result {
+    int64_t m, n;             /* every array is row-major M x N: element (i, j) at i * n + j */
+    double *d64;              /* exact D rounded to binary64 */
+    double *dout;             /* exact D rounded to the output format (nearest even; integer
+                                 formats wrap modulo 2^bits as format.h says) */
+    double *absbound;         /* upper bound of |alpha| (|A||B|)_ij + |beta| |C_ij|, or NULL */
+    int64_t *i64;             /* exact integer D (is_integer), else NULL */
+    int is_integer;
+    int64_t n_mpfr;           /* elements computed with MPFR (all of them on the MPFR path) */
+    int64_t n_int32_overflow; /* integer path: exact D outside [-2^31, 2^31 - 1] */
+    int64_t n_int64_overflow; /* integer path: exact D outside int64 (i64 saturated there) */
+    int slices_a, slices_b;   /* certified paths: Ozaki slices used (0 otherwise) */
+    int slice_bits;           /* bits per slice (beta) */
+    int64_t n_gemms;          /* DGEMM calls made */
+    mmp_ref_path path;        /* the path that ran */
+    mmp_ref_timing time;
+} mmp_ref_result;
+
+void mmp_ref_options_init(mmp_ref_options *o);
+void mmp_ref_result_init(mmp_ref_result *r);
+void mmp_ref_result_clear(mmp_ref_result *r);
+
+/* D = alpha A B + beta C for the problem g (validated with mmp_gemm_check; NULL A/B, or NULL C
+ * with beta != 0, is MMP_STATUS_INVALID). Allocates r's arrays (r must be initialised). */
+mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const void *c,
+                        const mmp_gemm *g, const mmp_ref_options *o);
+
+/* One element (i, j) with pure MPFR (for sampled cross-checks of a large result). */
+mmp_status mmp_ref_element(double *d64, double *dout, const void *a, const void *b,
+                           const void *c, const mmp_gemm *g, int64_t i, int64_t j);
+
+/* The exact value X, known only through d64 = RN64(X) and ternary = sign(d64 - X), rounded to
+ * the float format f (nearest even) without double rounding. */
+double mmp_ref_round_out(double d64, int ternary, mmp_format f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

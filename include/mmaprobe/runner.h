@@ -1,0 +1,176 @@
+/* mmaprobe/runner.h — validate GEMM kernels: cases, inputs, guarded buffers, verdicts, isolation.
+ *
+ * A case is kernel x shape (M, N, K, layouts, leading dims) x input distribution x seed, with a
+ * stable printable ID that doubles as a filter key:
+ *     bf16_mma_swizzle/bf16.bf16.f32/256x256x4096/uniform/s42
+ *     host_f32/f32.f32.f32/129x64x64/ld136.72.72/exact/s42     (ld part only when ld > tight)
+ *
+ * Usage (one case in this process, e.g. from a test):
+ *   mmp_runner_options o; mmp_runner_options_init(&o);
+ *   mmp_case c; mmp_case_init(&c, kernel_desc, 64, 64, 256, MMP_DIST_UNIFORM, 42);
+ *   mmp_case_result r;
+ *   mmp_status st = mmp_runner_run_case(&r, &c, &o);   // r.verdict, r.reasons, r.message
+ *
+ * Usage (a suite over kernels, each kernel's cases in a forked child with timeouts):
+ *   mmp_case *cases; size_t n;
+ *   mmp_cases_build(&cases, &n, "smoke", kernels, nk, "host_*", 42);   // glob filter or NULL
+ *   mmp_case_result *res = calloc(n, sizeof *res);
+ *   mmp_runner_run(res, cases, n, &o, on_result, user);   // on_result(r, index, user) per result
+ *   free(res); mmp_cases_free(cases);
+ *
+ * Custom suites (mmp_suitefile_parse): one case group per line, '#' comments:
+ *     shape=MxNxK [ld=A.B.D] [layout=row.col.row] dist=uniform,normal [seed=1,2] [kernel=GLOB]
+ *     [alpha=X] [beta=Y]
+ * Bad lines give MMP_STATUS_PARSE with "FILE:LINE: message".
+ *
+ * Verdicts (result.h): PASS; FAIL with reasons unwritten, guard, input-modified, exact-mismatch,
+ * bound-exceeded, nan-mismatch, nondeterministic, sanitizer; ERROR (launch, cuda, crash,
+ * timeout, interrupted); SKIP (unsupported: shape, layout, device; the reason is in message).
+ * CUDA is only ever initialised in child processes (mmp_runner_run forks before any case);
+ * mmp_runner_run_case on a device kernel initialises CUDA in the calling process.
+ */
+#ifndef MMAPROBE_RUNNER_H
+#define MMAPROBE_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mmaprobe/gemm.h"
+#include "mmaprobe/kernel.h"
+#include "mmaprobe/metrics.h"
+#include "mmaprobe/result.h"
+#include "mmaprobe/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- input distributions (suites/dist.c) ---- */
+typedef enum mmp_dist {
+    MMP_DIST_EXACT = 0,   /* small integers/dyadics: every partial sum exact in the accumulator */
+    MMP_DIST_UNIFORM,     /* uniform in [-1, 1) rounded to the input format */
+    MMP_DIST_NORMAL,      /* standard normal rounded to the input format */
+    MMP_DIST_WIDE,        /* exponents over the format's whole range, subnormals included */
+    MMP_DIST_CANCEL,      /* large terms that cancel (sum much smaller than sum |a||b|) */
+    MMP_DIST_ONEHOT,      /* one non-zero per row of A and per column of B */
+    MMP_DIST_SPECIAL,     /* NaN, +-Inf, +-0, max finite, min subnormal at known positions */
+    MMP_DIST_COUNT_
+} mmp_dist;
+
+const char *mmp_dist_name(mmp_dist d);                     /* "uniform", ... ("?" if bad) */
+mmp_status mmp_dist_from_name(mmp_dist *d, const char *name);
+
+/* ---- counter-based RNG (suites/rng.c): Philox4x32-10 keyed by (seed, case, element) ---- */
+/* Four 32-bit random words for counter (ctr0, ctr1) under key (seed, stream). Pure function. */
+void mmp_rng_philox(uint32_t out[4], uint64_t seed, uint64_t stream, uint64_t ctr0, uint64_t ctr1);
+/* Uniform double in [0, 1) with 53 random bits, and a standard normal (Box-Muller). */
+double mmp_rng_uniform(uint64_t seed, uint64_t stream, uint64_t ctr0, uint64_t ctr1);
+double mmp_rng_normal(uint64_t seed, uint64_t stream, uint64_t ctr0, uint64_t ctr1);
+/* 64-bit FNV-1a of a string: the "case" part of the key (from the case's data key). */
+uint64_t mmp_rng_hash(const char *s);
+
+/* ---- cases (suites/cases.c, suites/cases_file.c) ---- */
+typedef struct mmp_case {
+    const mmp_kernel_desc *kernel;
+    int64_t m, n, k;
+    mmp_layout la, lb, lc, ld;
+    int64_t lda, ldb, ldc, ldd;    /* 0 = tight for the layout */
+    mmp_dist dist;
+    uint64_t seed;
+    double alpha, beta;            /* beta is forced to 0 for kernels that do not read C */
+    char suite[32];
+    char id[256];                  /* filled by mmp_case_finish */
+} mmp_case;
+
+/* Defaults: the kernel's first accepted layouts, tight ld, alpha 1, beta 0; then the ID. */
+void mmp_case_init(mmp_case *c, const mmp_kernel_desc *k, int64_t m, int64_t n, int64_t kk,
+                   mmp_dist d, uint64_t seed);
+/* Resolve tight leading dims (0 -> tight) and write c->id. Call after changing fields. */
+void mmp_case_finish(mmp_case *c);
+/* The GEMM problem of a case (formats from the kernel descriptor). */
+void mmp_case_gemm(mmp_gemm *g, const mmp_case *c);
+/* "bf16.bf16.f32": the a.b.d formats with short names (fp32 -> f32). */
+void mmp_case_precision(char *buf, size_t size, const mmp_kernel_desc *k);
+
+/* Built-in suites: "smoke", "edge", "full". A suite that is not one of those is read as a
+ * suite file path. filter: glob on the case ID (NULL or "" = all). Cases are in a stable
+ * order (kernel-major); *cases is malloc'ed (free with mmp_cases_free). */
+mmp_status mmp_cases_build(mmp_case **cases, size_t *count, const char *suite,
+                           const mmp_kernel_desc *const *kernels, size_t n_kernels,
+                           const char *filter, uint64_t seed);
+void mmp_cases_free(mmp_case *cases);
+int mmp_cases_is_builtin_suite(const char *name);
+extern const char *const mmp_builtin_suites[];   /* NULL-terminated: smoke, edge, full */
+const char *mmp_suite_description(const char *name);
+
+/* Parse a suite file into cases for the given kernels. Errors: MMP_STATUS_PARSE "path:line: ..."
+ * (or MMP_STATUS_IO when the file cannot be read). text/len variant for fuzzing and tests. */
+mmp_status mmp_suitefile_parse(mmp_case **cases, size_t *count, const char *path,
+                               const mmp_kernel_desc *const *kernels, size_t n_kernels,
+                               const char *filter, uint64_t seed);
+mmp_status mmp_suitefile_parse_text(mmp_case **cases, size_t *count, const char *text, size_t len,
+                                    const char *name, const mmp_kernel_desc *const *kernels,
+                                    size_t n_kernels, const char *filter, uint64_t seed);
+
+/* Keep the cases with index % shard_count == shard_index (in place). */
+void mmp_cases_shard(mmp_case *cases, size_t *count, int shard_index, int shard_count);
+
+/* ---- options and the run ---- */
+typedef struct mmp_runner_options {
+    mmp_tolerance tol;             /* metrics.h: bound (default), probabilistic, bitwise, ... */
+    double timeout_s;              /* per case (default 60) */
+    int isolate;                   /* 1 (default): each kernel's cases in a forked child */
+    int device;                    /* CUDA device ordinal (default 0) */
+    int shard_index, shard_count;  /* recorded in results (0/1 = not sharded) */
+    int have_device;               /* -1 = unknown (ask in the child), 0 = none, 1 = yes */
+    int device_cc;                 /* major*10+minor of the device, when known */
+    char no_device_reason[160];
+    FILE *progress;                /* progress lines (NULL = none) */
+    int progress_tty;              /* 1: one rewritten status line per kernel */
+    FILE *jsonl;                   /* results appended as JSON lines as they finish (or NULL) */
+    volatile int *stop;            /* set non-zero (signal handler) to stop the run */
+    int host_max_log2_work;        /* host kernels: SKIP cases with M*N*K > 2^this (default 30) */
+} mmp_runner_options;
+
+void mmp_runner_options_init(mmp_runner_options *o);
+
+/* One case in this process: poison, guards, canaries, two runs, reference, verdict. Returns
+ * MMP_STATUS_OK whenever r holds a verdict (PASS/FAIL/ERROR/SKIP); another status only for a
+ * failure of mmaprobe itself (out of memory, ...), with r->verdict = ERROR. If the kernel left a
+ * sticky CUDA error, r has MMP_REASON_CUDA and the return is MMP_STATUS_CUDA: the process must
+ * not run further device cases. */
+mmp_status mmp_runner_run_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o);
+
+/* Called in the parent for every finished case (index into cases), in completion order. */
+typedef void (*mmp_runner_result_fn)(const mmp_case_result *r, size_t index, void *user);
+
+/* Run all cases; results[i] gets case i's result (pre-set to ERROR interrupted until done).
+ * With o->isolate, each kernel's consecutive cases run in one forked child, restarted after a
+ * crash, timeout or sticky CUDA error. Stops early (remaining cases ERROR interrupted) when
+ * *o->stop becomes non-zero; returns MMP_STATUS_OK unless the runner itself failed. */
+mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_t n,
+                          const mmp_runner_options *o, mmp_runner_result_fn on_result, void *user);
+
+/* ---- compute-sanitizer (suites/runner_sanitize.c) ---- */
+/* Re-run case id under compute-sanitizer --tool tool (exec of self_exe with the given extra
+ * validate arguments). *finding = 1 if the sanitizer reported errors (summary in msg). */
+mmp_status mmp_runner_sanitize_case(int *finding, char *msg, size_t msg_size, const char *tool,
+                                    const char *self_exe, const char *case_id,
+                                    char *const *extra_args, double timeout_s);
+
+/* ---- plugins (suites/plugin.c) ---- */
+/* Vet path in a forked child (a crash while loading is an error, not our crash), then load it:
+ * ABI version, symbol, descriptors checked. *kernels points into the library (kept loaded). */
+mmp_status mmp_plugin_load(const mmp_kernel_desc **kernels, size_t *count, const char *path);
+/* Check one descriptor: fields in range and a possible format combination. */
+mmp_status mmp_plugin_check_desc(const mmp_kernel_desc *d);
+
+/* ---- the end-of-run table (until the reports renderer is used) ---- */
+/* Per kernel x precision: pass/fail/error/skip, worst error/bound ratio, max ULP, time. */
+void mmp_runner_print_table(FILE *out, const mmp_case_result *results, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

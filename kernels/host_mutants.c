@@ -1,0 +1,128 @@
+/* host_mutants.c — deliberately broken host kernels (family "host_mutants"): each is the correct
+ * fp16 -> fp32 host GEMM (16x16x16 tiles) with one planted bug, and suites/check_mutants_host.c
+ * proves the runner catches each one WITH THE RIGHT REASON. Never in the default kernel list.
+ *
+ * Build/run: part of libmmp;  mmaprobe validate --mutants --filter 'mut_host_*'
+ *
+ * version 1 (mut_host_drop_k_tile) skips the last K tile (of 16): exact-mismatch
+ * version 2 (mut_host_edge_tile) never writes the partial edge tile of M: unwritten
+ * version 3 (mut_host_swap_fragment) swaps D(0,1) and D(1,0) of every 16x16 tile: exact-mismatch
+ * version 4 (mut_host_write_past) writes one element past the end of D: guard
+ * version 5 (mut_host_fp16_acc) accumulates in fp16 behind a declared fp32 accumulator:
+ *           bound-exceeded on large K
+ * version 6 (mut_host_nan_clamp) clamps D to +-max with fmin/fmax, swallowing NaN: nan-mismatch
+ * version 7 (mut_host_wrong_ld) reads A with the tight leading dimension, not lda: exact-mismatch
+ * version 8 (mut_host_scribble) writes into A after computing: input-modified
+ * version 9 (mut_host_hang) never returns: ERROR timeout
+ * version 10 (mut_host_crash) writes through a NULL pointer: ERROR crash
+ * version 11 (mut_host_nondet) adds one fp32 ulp on every other call: nondeterministic
+ * One launcher signature: int run(const mmp_kernel_args *).
+ */
+#include <math.h>
+#include <signal.h>
+
+#include "mmaprobe/gemm.h"
+#include "mmaprobe/registry.h"
+
+#define TILE 16
+
+enum { DROP_K = 1, EDGE = 2, SWAP = 4, PAST = 8, ACC16 = 16, CLAMP = 32, WRONG_LD = 64, NONDET = 128 };
+
+static size_t at(int32_t layout, int64_t ld, int64_t i, int64_t j) { return mmp_gemm_index((mmp_layout)layout, ld, i, j); }
+
+static int mutant_gemm(const mmp_kernel_args *x, unsigned bug)
+{
+    static unsigned calls;
+    calls++;
+    int64_t kend = x->k;
+    if ((bug & DROP_K) && x->k > TILE) kend = (x->k - 1) / TILE * TILE;   /* last tile, full or partial */
+    int64_t lda = (bug & WRONG_LD) ? (x->layout_a == MMP_LAYOUT_ROW ? x->k : x->m) : x->lda;
+    mmp_format acc = (bug & ACC16) ? MMP_FORMAT_FP16 : MMP_FORMAT_FP32;
+    for (int64_t i = 0; i < x->m; i++) {
+        if ((bug & EDGE) && i >= x->m / TILE * TILE) continue;
+        for (int64_t j = 0; j < x->n; j++) {
+            double s = 0;
+            for (int64_t k = 0; k < kend; k++) {
+                double a = mmp_format_load(x->a, at(x->layout_a, lda, i, k), MMP_FORMAT_FP16);
+                double b = mmp_format_load(x->b, at(x->layout_b, x->ldb, k, j), MMP_FORMAT_FP16);
+                s = mmp_format_round(fma(a, b, s), acc, MMP_ROUND_NEAREST_EVEN, 0);
+            }
+            double v = x->alpha * s;
+            if (x->beta != 0 && x->c) v += x->beta * mmp_format_load(x->c, at(x->layout_c, x->ldc, i, j), MMP_FORMAT_FP32);
+            if (bug & CLAMP) v = fmax(fmin(v, 3.4028234663852886e38), -3.4028234663852886e38);
+            if ((bug & NONDET) && (calls & 1) && v != 0 && isfinite(v)) v = nextafterf((float)v, INFINITY);
+            int64_t ti = i, tj = j;
+            if ((bug & SWAP) && i % TILE < 2 && j % TILE < 2 && i % TILE != j % TILE && i - i % TILE + 1 < x->m &&
+                j - j % TILE + 1 < x->n) {
+                ti = i - i % TILE + j % TILE;
+                tj = j - j % TILE + i % TILE;
+            }
+            mmp_format_store(x->d, at(x->layout_d, x->ldd, ti, tj), v, MMP_FORMAT_FP32, MMP_ROUND_NEAREST_EVEN, 0);
+        }
+    }
+    if (bug & PAST) {
+        /* one element just past the last one of D (into the ld padding or the guard) */
+        size_t last = at(x->layout_d, x->ldd, x->m - 1, x->n - 1);
+        mmp_format_store(x->d, last + 1, 1.0, MMP_FORMAT_FP32, MMP_ROUND_NEAREST_EVEN, 0);
+    }
+    return 0;
+}
+
+#define MUT_RUN(name, bug) static int run_##name(const mmp_kernel_args *x) { return mutant_gemm(x, bug); }
+MUT_RUN(drop_k_tile, DROP_K)
+MUT_RUN(edge_tile, EDGE)
+MUT_RUN(swap_fragment, SWAP)
+MUT_RUN(write_past, PAST)
+MUT_RUN(fp16_acc, ACC16)
+MUT_RUN(nan_clamp, CLAMP)
+MUT_RUN(wrong_ld, WRONG_LD)
+MUT_RUN(nondet, NONDET)
+
+static int run_scribble(const mmp_kernel_args *x)
+{
+    int rc = mutant_gemm(x, 0);
+    /* the bug: A is const in the ABI, the kernel writes into it anyway */
+    mmp_format_store((void *)x->a, 0, 3.0, MMP_FORMAT_FP16, MMP_ROUND_NEAREST_EVEN, 0);
+    return rc;
+}
+
+static int run_hang(const mmp_kernel_args *x)
+{
+    (void)x;
+    for (volatile int spin = 1; spin;) {}
+    return 0;
+}
+
+static int run_crash(const mmp_kernel_args *x)
+{
+    (void)x;
+    raise(SIGSEGV);   /* what a wild pointer does, without undefined behaviour in the harness */
+    return 0;
+}
+
+#define MUT_ROW(nm, det, desc)                                                                    \
+    {.abi_version = MMP_KERNEL_ABI_VERSION, .name = "mut_host_" #nm, .family = "host_mutants",     \
+     .a_format = MMP_FORMAT_FP16, .b_format = MMP_FORMAT_FP16, .c_format = MMP_FORMAT_FP32,        \
+     .d_format = MMP_FORMAT_FP32, .acc_format = MMP_FORMAT_FP32, .mul_format = -1,                 \
+     .layouts_a = MMP_LAYOUTS_ANY, .layouts_b = MMP_LAYOUTS_ANY, .layouts_d = MMP_LAYOUTS_ANY,     \
+     .reads_c = 1, .m_multiple = 1, .n_multiple = 1, .k_multiple = 1, .deterministic = det,        \
+     .where = MMP_KERNEL_HOST, .run = run_##nm, .description = desc}
+static const mmp_kernel_desc mutants[] = {
+    MUT_ROW(drop_k_tile, 1, "mutant: last K tile dropped"),
+    MUT_ROW(edge_tile, 1, "mutant: partial edge tile of M never written"),
+    MUT_ROW(swap_fragment, 1, "mutant: two elements of each 16x16 tile swapped"),
+    MUT_ROW(write_past, 1, "mutant: one element written past the end of D"),
+    MUT_ROW(fp16_acc, 1, "mutant: fp16 accumulation behind a declared fp32 accumulator"),
+    MUT_ROW(nan_clamp, 1, "mutant: NaN swallowed by a clamp"),
+    MUT_ROW(wrong_ld, 1, "mutant: A read with the tight leading dimension"),
+    MUT_ROW(scribble, 1, "mutant: writes into input A"),
+    MUT_ROW(hang, 1, "mutant: never returns"),
+    MUT_ROW(crash, 1, "mutant: segmentation fault"),
+    MUT_ROW(nondet, 1, "mutant: result differs between two runs"),
+};
+
+const mmp_kernel_desc *mmp_kernels_host_mutants(size_t *count)
+{
+    *count = sizeof mutants / sizeof mutants[0];
+    return mutants;
+}

@@ -1,0 +1,382 @@
+/* ref_common.c — the reference GEMM's entry point, data loading, threads, the rounding
+ * decisions shared by every path, and the |A||B| bound. See include/mmaprobe/reference.h. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include "mmaprobe/format.h"
+#include "reference/ref_internal.h"
+
+double ref_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int ref_threads(int requested)
+{
+    if (requested > 0) return requested;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+typedef struct {
+    ref_range_fn fn;
+    void *ctx;
+    int64_t n, chunk;
+    atomic_llong next;
+} par_job;
+
+typedef struct {
+    par_job *job;
+    int tid;
+} par_arg;
+
+static void *par_worker(void *p)
+{
+    par_arg *a = p;
+    par_job *j = a->job;
+    for (;;) {
+        int64_t b = atomic_fetch_add(&j->next, j->chunk);
+        if (b >= j->n) break;
+        int64_t e = b + j->chunk < j->n ? b + j->chunk : j->n;
+        j->fn(j->ctx, b, e, a->tid);
+    }
+    return NULL;
+}
+
+void ref_parallel(int threads, int64_t n, int64_t chunk, ref_range_fn fn, void *ctx)
+{
+    if (n <= 0) return;
+    if (chunk < 1) chunk = 1;
+    int64_t chunks = (n + chunk - 1) / chunk;
+    if (threads > chunks) threads = (int)chunks;
+    if (threads <= 1) {
+        fn(ctx, 0, n, 0);
+        return;
+    }
+    par_job job = {fn, ctx, n, chunk, 0};
+    pthread_t th[256];
+    par_arg args[256];
+    if (threads > 256) threads = 256;
+    int started = 0;
+    for (int t = 1; t < threads; t++) {
+        args[t] = (par_arg){&job, t};
+        if (pthread_create(&th[t], NULL, par_worker, &args[t]) != 0) break;
+        started = t;
+    }
+    args[0] = (par_arg){&job, 0};
+    par_worker(&args[0]);   /* the caller works too; a failed create just means fewer threads */
+    for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
+}
+
+/* ---- loading into binary64, column-major ---- */
+
+typedef struct {
+    const void *src;
+    mmp_format f;
+    mmp_layout l;
+    int64_t ld, rows;
+    double *dst;   /* column-major rows x cols */
+} load_job;
+
+static void load_cols(void *ctx, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    load_job *j = ctx;
+    for (int64_t col = b; col < e; col++)
+        for (int64_t r = 0; r < j->rows; r++)
+            j->dst[r + col * j->rows] = mmp_format_load(j->src, mmp_gemm_index(j->l, j->ld, r, col), j->f);
+}
+
+static mmp_status load_matrix(double **out, const void *src, mmp_format f, mmp_layout l, int64_t ld,
+                              int64_t rows, int64_t cols, int threads)
+{
+    double *p = malloc((size_t)rows * (size_t)cols * sizeof(double));
+    if (!p) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate %lld x %lld doubles",
+                           (long long)rows, (long long)cols);
+    load_job j = {src, f, l, ld, rows, p};
+    ref_parallel(threads, cols, 16, load_cols, &j);
+    *out = p;
+    return MMP_STATUS_OK;
+}
+
+void ref_data_free(ref_data *d)
+{
+    free(d->a64); free(d->b64); free(d->c64);
+    d->a64 = d->b64 = d->c64 = NULL;
+}
+
+mmp_status ref_data_load(ref_data *d, const void *a, const void *b, const void *c, const mmp_gemm *g,
+                         int threads)
+{
+    memset(d, 0, sizeof *d);
+    d->g = g; d->m = g->m; d->n = g->n; d->k = g->k; d->threads = threads;
+    mmp_status st = load_matrix(&d->a64, a, g->a, g->la, g->lda, g->m, g->k, threads);
+    if (st == MMP_STATUS_OK) st = load_matrix(&d->b64, b, g->b, g->lb, g->ldb, g->k, g->n, threads);
+    if (st == MMP_STATUS_OK && g->beta != 0.0)
+        st = load_matrix(&d->c64, c, g->c, g->lc, g->ldc, g->m, g->n, threads);
+    if (st != MMP_STATUS_OK) ref_data_free(d);
+    return st;
+}
+
+/* ---- results ---- */
+
+void mmp_ref_options_init(mmp_ref_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->path = MMP_REF_PATH_CERTIFIED;
+}
+
+void mmp_ref_result_init(mmp_ref_result *r) { memset(r, 0, sizeof *r); }
+
+void mmp_ref_result_clear(mmp_ref_result *r)
+{
+    free(r->d64); free(r->dout); free(r->absbound); free(r->i64);
+    mmp_ref_result_init(r);
+}
+
+mmp_status ref_result_alloc(mmp_ref_result *r, int64_t m, int64_t n, int want_abs, int want_i64)
+{
+    size_t cnt = (size_t)m * (size_t)n;
+    mmp_ref_result_clear(r);
+    r->m = m; r->n = n;
+    r->d64 = malloc(cnt * sizeof(double));
+    r->dout = malloc(cnt * sizeof(double));
+    if (want_abs) r->absbound = malloc(cnt * sizeof(double));
+    if (want_i64) r->i64 = malloc(cnt * sizeof(int64_t));
+    if (!r->d64 || !r->dout || (want_abs && !r->absbound) || (want_i64 && !r->i64)) {
+        mmp_ref_result_clear(r);
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the %lld x %lld result",
+                       (long long)m, (long long)n);
+    }
+    return MMP_STATUS_OK;
+}
+
+/* ---- rounding decisions ---- */
+
+int ref_format_bits(mmp_format f)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    if (!fi) return 53;
+    if (fi->is_float) return fi->precision;
+    return fi->storage_bits;   /* int4: 4, int8: 8, int32: 32 (magnitude bits <= these) */
+}
+
+static int same_value(double x, double y)
+{
+    return (isnan(x) && isnan(y)) || (x == y && signbit(x) == signbit(y));
+}
+
+/* Is the positive double a a rounding boundary of float format f (a point where nearest-even
+ * rounding changes its result): a midpoint of two neighbours, or the overflow threshold
+ * max + ulp(max)/2. Boundaries are doubles: they have at most p + 1 <= 53 bits. */
+static int is_boundary(double a, mmp_format f, const mmp_format_info *fi)
+{
+    if (a > fi->max_finite) {
+        double pred = mmp_format_round(nextafter(fi->max_finite, 0.0), f, MMP_ROUND_DOWN, 1);
+        return a == fi->max_finite + (fi->max_finite - pred) / 2;
+    }
+    double lo = mmp_format_round(a, f, MMP_ROUND_DOWN, 1);
+    double hi = mmp_format_round(a, f, MMP_ROUND_UP, 1);
+    if (lo == hi) return 0;
+    return a - lo == hi - a;   /* both differences exact (Sterbenz, or lo = 0) */
+}
+
+double mmp_ref_round_out(double d64, int ternary, mmp_format f)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    if (!fi) return NAN;
+    if (ternary == 0 || !isfinite(d64) || f == MMP_FORMAT_FP64 || !fi->is_float)
+        return mmp_format_round(d64, f, MMP_ROUND_NEAREST_EVEN, 0);
+    /* X lies strictly between d64 and its neighbour nb on X's side (or at the half-way point):
+     * no double, hence no boundary, lies strictly between them. Nearest rounding is monotone,
+     * so if d64 and nb round alike, X rounds the same way. Otherwise the boundary is d64 or nb:
+     * if it is d64, X (on nb's side of it) rounds as nb; if it is nb, X rounds as d64. */
+    double nb = nextafter(d64, ternary > 0 ? -INFINITY : INFINITY);
+    double r0 = mmp_format_round(d64, f, MMP_ROUND_NEAREST_EVEN, 0);
+    double r1 = mmp_format_round(nb, f, MMP_ROUND_NEAREST_EVEN, 0);
+    if (same_value(r0, r1)) return r0;
+    return is_boundary(fabs(d64), f, fi) ? r1 : r0;
+}
+
+int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    if (!fi || !(E >= 0.0) || isinf(E)) return 0;
+    double a = fabs(sh);
+    /* exact zeros (their sign needs every term), tiny and huge values: MPFR decides. */
+    if (!(a >= 0x1p-960 && a <= 0x1p1000)) return 0;
+    if (E == 0.0 && fi->is_float) {
+        *d64 = sh;   /* sh = RN(sh + sl) = RN(X) */
+        *dout = mmp_ref_round_out(sh, sl > 0 ? -1 : (sl < 0 ? 1 : 0), f);
+        return 1;
+    }
+    /* X in [sh - W, sh + W]; W rounded up by a relative 2^-50 (its own two roundings). */
+    double W = E == 0.0 ? fabs(sl) : (fabs(sl) + E) * (1.0 + 0x1p-50);
+    double hu_up = (nextafter(sh, INFINITY) - sh) * 0.5;   /* exact: ulps are powers of 2 */
+    double hu_dn = (sh - nextafter(sh, -INFINITY)) * 0.5;
+    if (!(W < hu_up && W < hu_dn)) return 0;
+    /* d64 = sh. For the output format: lo <= sh - W and hi >= sh + W (one step out covers the
+     * rounding of the subtraction), and nearest rounding is monotone. */
+    double lo = W == 0.0 ? sh : nextafter(sh - W, -INFINITY);
+    double hi = W == 0.0 ? sh : nextafter(sh + W, INFINITY);
+    if (fi->is_float) {
+        double r0 = mmp_format_round(lo, f, MMP_ROUND_NEAREST_EVEN, 0);
+        double r1 = mmp_format_round(hi, f, MMP_ROUND_NEAREST_EVEN, 0);
+        if (!same_value(r0, r1)) return 0;
+        *d64 = sh; *dout = r0;
+        return 1;
+    }
+    double n0 = nearbyint(lo), n1 = nearbyint(hi);   /* integer output: round, then wrap */
+    if (n0 != n1) return 0;
+    *d64 = sh;
+    *dout = mmp_format_round(n0, f, MMP_ROUND_NEAREST_EVEN, 0);
+    return 1;
+}
+
+/* ---- |alpha| |A||B| + |beta| |C| ---- */
+
+typedef struct {
+    mmp_ref_result *r;
+    const ref_data *d;
+    const double *ab;   /* column-major fl(|A||B|) */
+} abs_job;
+
+static void abs_rows(void *ctx, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    abs_job *j = ctx;
+    const ref_data *d = j->d;
+    double K = (double)d->k;
+    /* A floating-point dot product of nonnegative terms (products rounded too) satisfies
+     * true <= computed / (1 - gamma_K), gamma_K = K u / (1 - K u), u = 2^-53; for K u <= 1/4
+     * 1 / (1 - gamma_K) <= 1 + 3 K u. Underflowed products lose at most 2^-1075 each. The
+     * products and sums below add a few more roundings: 4 K u covers them. */
+    double up = 1.0 + 4.0 * K * 0x1p-53, tiny = K * 0x1p-1074;
+    double aa = fabs(d->g->alpha), bb = fabs(d->g->beta);
+    for (int64_t i = b; i < e; i++)
+        for (int64_t jj = 0; jj < d->n; jj++) {
+            double s = aa * (j->ab[i + jj * d->m] * up + tiny);
+            if (d->c64) s += bb * fabs(d->c64[i + jj * d->m]);
+            j->r->absbound[i * d->n + jj] = s == 0.0 ? 0.0 : s * (1.0 + 0x1p-50) + 0x1p-1074;
+        }
+}
+
+mmp_status ref_absbound_cpu(mmp_ref_result *r, const ref_data *d)
+{
+    size_t na = (size_t)d->m * d->k, nb = (size_t)d->k * d->n, nc = (size_t)d->m * d->n;
+    double *aa = malloc(na * sizeof(double)), *ab = malloc(nb * sizeof(double));
+    double *cc = malloc(nc * sizeof(double));
+    if (!aa || !ab || !cc) {
+        free(aa); free(ab); free(cc);
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the |A||B| bound");
+    }
+    for (size_t i = 0; i < na; i++) aa[i] = fabs(d->a64[i]);
+    for (size_t i = 0; i < nb; i++) ab[i] = fabs(d->b64[i]);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)d->m, (int)d->n, (int)d->k, 1.0, aa,
+                (int)d->m, ab, (int)d->k, 0.0, cc, (int)d->m);
+    abs_job j = {r, d, cc};
+    ref_parallel(d->threads, d->m, 8, abs_rows, &j);
+    free(aa); free(ab); free(cc);
+    return MMP_STATUS_OK;
+}
+
+/* ---- entry points ---- */
+
+mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const void *c,
+                        const mmp_gemm *g, const mmp_ref_options *o)
+{
+    if (!r) return MMP_ERR(MMP_STATUS_INVALID, "reference: NULL result");
+    mmp_ref_options def;
+    if (!o) { mmp_ref_options_init(&def); o = &def; }
+    MMP_TRY(mmp_gemm_check(g));
+    if (!a || !b) return MMP_ERR(MMP_STATUS_INVALID, "reference: NULL %s matrix", !a ? "A" : "B");
+    if (g->beta != 0.0 && !c) return MMP_ERR(MMP_STATUS_INVALID, "reference: NULL C with beta != 0");
+    if (o->path != MMP_REF_PATH_CERTIFIED && o->path != MMP_REF_PATH_MPFR && o->path != MMP_REF_PATH_CUDA)
+        return MMP_ERR(MMP_STATUS_INVALID, "reference: unknown path %d", (int)o->path);
+    if ((uint64_t)g->m * (uint64_t)g->n > ((uint64_t)1 << 40) || g->m > INT32_MAX || g->n > INT32_MAX ||
+        g->k > INT32_MAX)
+        return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: %lldx%lldx%lld is too large",
+                       (long long)g->m, (long long)g->n, (long long)g->k);
+    double t0 = ref_now();
+    int threads = ref_threads(o->threads);
+    int integer = ref_integer_eligible(g);
+    MMP_TRY(ref_result_alloc(r, g->m, g->n, o->want_absbound, integer));
+    r->is_integer = integer;
+    r->path = o->path;
+    ref_data d;
+    mmp_status st = ref_data_load(&d, a, b, c, g, threads);
+    if (st != MMP_STATUS_OK) { mmp_ref_result_clear(r); return st; }
+    r->time.convert_s = ref_now() - t0;
+    int handled = 0;
+    if (o->path == MMP_REF_PATH_MPFR) {
+        st = ref_mpfr_run(r, &d);
+        handled = 1;
+    } else if (integer && !o->force_mpfr) {
+        st = ref_integer_run(r, &d, o, &handled);   /* host, both certified paths */
+    }
+    int on_device = 0;
+    if (st == MMP_STATUS_OK && !handled) {
+        on_device = o->path == MMP_REF_PATH_CUDA;
+        st = on_device ? ref_cuda_run(r, &d, o) : ref_certified_run(r, &d, o);
+    }
+    if (st == MMP_STATUS_OK && o->want_absbound && !on_device)   /* the device path does its own */
+        st = ref_absbound_cpu(r, &d);
+    ref_data_free(&d);
+    if (st != MMP_STATUS_OK) { mmp_ref_result_clear(r); return st; }
+    r->time.total_s = ref_now() - t0;
+    return MMP_STATUS_OK;
+}
+
+mmp_status mmp_ref_element(double *d64, double *dout, const void *a, const void *b, const void *c,
+                           const mmp_gemm *g, int64_t i, int64_t j)
+{
+    MMP_TRY(mmp_gemm_check(g));
+    if (!a || !b || !d64 || !dout) return MMP_ERR(MMP_STATUS_INVALID, "reference: NULL argument");
+    if (g->beta != 0.0 && !c) return MMP_ERR(MMP_STATUS_INVALID, "reference: NULL C with beta != 0");
+    if (i < 0 || i >= g->m || j < 0 || j >= g->n)
+        return MMP_ERR(MMP_STATUS_INVALID, "reference: element (%lld, %lld) outside %lldx%lld",
+                       (long long)i, (long long)j, (long long)g->m, (long long)g->n);
+    /* load only row i of A, column j of B and C_ij */
+    mmp_gemm g1 = *g;
+    g1.m = 1; g1.n = 1;
+    ref_data d;
+    memset(&d, 0, sizeof d);
+    d.g = &g1; d.m = 1; d.n = 1; d.k = g->k; d.threads = 1;
+    d.a64 = malloc((size_t)g->k * sizeof(double));
+    d.b64 = malloc((size_t)g->k * sizeof(double));
+    d.c64 = g->beta != 0.0 ? malloc(sizeof(double)) : NULL;
+    if (!d.a64 || !d.b64 || (g->beta != 0.0 && !d.c64)) {
+        ref_data_free(&d);
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
+    }
+    for (int64_t k = 0; k < g->k; k++) {
+        d.a64[k] = mmp_format_load(a, mmp_gemm_index(g->la, g->lda, i, k), g->a);
+        d.b64[k] = mmp_format_load(b, mmp_gemm_index(g->lb, g->ldb, k, j), g->b);
+    }
+    if (d.c64) d.c64[0] = mmp_format_load(c, mmp_gemm_index(g->lc, g->ldc, i, j), g->c);
+    ref_mpfr_ws *w = ref_mpfr_ws_new(g->k);
+    if (!w) { ref_data_free(&d); return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory"); }
+    int fits, over;
+    ref_mpfr_element(w, &d, 0, 0, d64, dout, NULL, &fits, &over);
+    ref_mpfr_ws_free(w);
+    ref_data_free(&d);
+    return MMP_STATUS_OK;
+}
+
+#ifndef MMP_HAVE_CUDA
+mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o)
+{
+    (void)r; (void)d; (void)o;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
+#endif

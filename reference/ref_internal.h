@@ -1,0 +1,133 @@
+/* reference/ref_internal.h — shared internals of the reference GEMM paths (C and CUDA).
+ *
+ * Canonical data: every path first loads A, B, C into binary64 (exact: every format's values
+ * are binary64 numbers) in COLUMN-major order, as BLAS wants it:
+ *   a64[i + k * m] (M x K),  b64[k + j * K] (K x N),  c64[i + j * m] (M x N, NULL if beta == 0).
+ * Results are row-major (mmp_ref_result).
+ *
+ * The accumulation helpers below are used by the CPU and the device code alike: a double-double
+ * (h, l) plus a running bound err on the rounding errors of l, see ref_certified.c's proof.
+ */
+#ifndef MMAPROBE_REF_INTERNAL_H
+#define MMAPROBE_REF_INTERNAL_H
+
+#include <math.h>
+#include <stdint.h>
+#include "mmaprobe/reference.h"
+
+#ifdef __CUDACC__
+#define REF_HD __host__ __device__ __forceinline__
+#else
+#define REF_HD static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ref_data {
+    const mmp_gemm *g;
+    int64_t m, n, k;
+    double *a64, *b64, *c64;
+    int threads;
+} ref_data;
+
+/* ---- plumbing (ref_common.c) ---- */
+double ref_now(void);
+typedef void (*ref_range_fn)(void *ctx, int64_t begin, int64_t end, int tid);
+/* Calls fn over [0, n) in chunks of `chunk`, on `threads` threads (dynamic scheduling). */
+void ref_parallel(int threads, int64_t n, int64_t chunk, ref_range_fn fn, void *ctx);
+int ref_threads(int requested);
+mmp_status ref_data_load(ref_data *d, const void *a, const void *b, const void *c,
+                         const mmp_gemm *g, int threads);
+void ref_data_free(ref_data *d);
+mmp_status ref_result_alloc(mmp_ref_result *r, int64_t m, int64_t n, int want_abs, int want_i64);
+/* Decides d64 and dout from X in [sh + sl - E, sh + sl + E] (sh = RN(sh + sl); E = 0 means
+ * X = sh + sl exactly; E = NaN/Inf means "unknown"). Returns 1 when both are certified. */
+int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f);
+/* Ozaki parameters: bits per slice and number of slices for values of precision p. */
+void ref_slicing(int *beta, int *slices, int64_t k, int precision_bits, int forced);
+int ref_format_bits(mmp_format f);   /* significand bits (floats) or value bits (ints) */
+
+/* ---- MPFR (ref_mpfr.c) ---- */
+/* Exact X for element (i, j), rounded: d64, dout; if i64 != NULL and X is an integer that fits
+ * int64, *i64 = X and *fits = 1. *int32_over = 1 when X is an integer outside int32. */
+typedef struct ref_mpfr_ws ref_mpfr_ws;
+ref_mpfr_ws *ref_mpfr_ws_new(int64_t k);
+void ref_mpfr_ws_free(ref_mpfr_ws *w);
+void ref_mpfr_element(ref_mpfr_ws *w, const ref_data *d, int64_t i, int64_t j, double *d64,
+                      double *dout, int64_t *i64, int *fits, int *int32_over);
+/* Recompute the listed row-major element indices into r (threads). */
+mmp_status ref_mpfr_list(mmp_ref_result *r, const ref_data *d, const int64_t *idx, int64_t count);
+mmp_status ref_mpfr_run(mmp_ref_result *r, const ref_data *d);
+
+/* ---- certified paths ---- */
+mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
+/* Integer inputs: returns MMP_STATUS_OK with *handled = 1 when it computed r. */
+mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o,
+                           int *handled);
+int ref_integer_eligible(const mmp_gemm *g);
+/* Upper bounds |alpha| (|A||B|)_ij + |beta| |C_ij| into r->absbound (CPU, one DGEMM). */
+mmp_status ref_absbound_cpu(mmp_ref_result *r, const ref_data *d);
+/* Device path (ref_cuda.cu; a stub in host-only builds). */
+mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- error-tracked double-double accumulation (host and device) ----
+ * State (h, l, err): the exact value is within h + l +- err. Adding an exact double x:
+ * (h, e) = TwoSum(h, x) and (l, e2) = TwoSum(l, e) are exact (Knuth; also under underflow,
+ * barring overflow), so the only thing dropped is e2, and err collects |e2| (its own rounding:
+ * relative 2^-53 per step, covered by the factor 1 + 2^-40 applied when err is used). When
+ * every step is exact err stays 0 and the value is known exactly. */
+REF_HD void ref_acc(double *h, double *l, double *err, double x)
+{
+    double s = *h + x;
+    double bp = s - *h;
+    double e = (*h - (s - bp)) + (x - bp);
+    double nl = *l + e;
+    double bq = nl - *l;
+    double e2 = (*l - (nl - bq)) + (e - bq);
+    *h = s;
+    *l = nl;
+    *err += fabs(e2);
+}
+
+/* alpha (h + l) + beta c, with its bound: products by TwoProd (fma). The fma's error term is
+ * exact when |a b| >= 2^-968 (Boldo & Muller: the error of a product is representable unless
+ * e_a + e_b < emin + p - 1); below that it is off by at most 2^-1075 (we add 2^-1073). */
+REF_HD int ref_prod_err_exact(double a, double b, double p)
+{
+    return a == 0.0 || b == 0.0 || fabs(p) >= 0x1p-968;
+}
+
+REF_HD void ref_finish(double *sh, double *sl, double *E, double alpha, double beta, double c,
+                       int use_c)
+{
+    double h = 0, l = 0, err = 0, extra = 0;
+    if (alpha != 1.0) {
+        double p1 = alpha * *sh, e1 = fma(alpha, *sh, -p1);
+        double p2 = alpha * *sl, e2 = fma(alpha, *sl, -p2);
+        ref_acc(&h, &l, &err, p1); ref_acc(&h, &l, &err, e1);
+        ref_acc(&h, &l, &err, p2); ref_acc(&h, &l, &err, e2);
+        extra = *E == 0.0 ? 0.0 : fabs(alpha) * *E * (1.0 + 0x1p-50) + 0x1p-1074;
+        if (!ref_prod_err_exact(alpha, *sh, p1) || !ref_prod_err_exact(alpha, *sl, p2))
+            extra += 0x1p-1072;
+        if (!isfinite(p1) || !isfinite(p2) || !isfinite(*E)) extra = INFINITY;
+    } else {
+        h = *sh; l = *sl; extra = *E;
+    }
+    if (use_c) {
+        double p3 = beta * c, e3 = fma(beta, c, -p3);
+        ref_acc(&h, &l, &err, p3); ref_acc(&h, &l, &err, e3);
+        if (!ref_prod_err_exact(beta, c, p3)) extra += 0x1p-1073;
+        if (!isfinite(p3)) extra = INFINITY;
+    }
+    double s = h + l, bp = s - h, e = (h - (s - bp)) + (l - bp);   /* TwoSum: exact */
+    *sh = s; *sl = e;
+    *E = err == 0.0 ? extra : extra + err * (1.0 + 0x1p-40);
+}
+
+#endif

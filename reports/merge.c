@@ -1,0 +1,197 @@
+/* merge.c — merge shard runs into one document.
+ *
+ * Refuses inputs of different schema versions or kinds (naming both files and versions), and
+ * a case ID present in two inputs with different results (verdict, reasons, message,
+ * metrics; timing, shard and device may differ). Identical duplicates are kept once. The
+ * merged env is the first input's; "shards" keeps every input's env (flattened when an input
+ * is itself a merge). Probe results: members of the same name that are arrays are
+ * concatenated; others must be identical.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmaprobe/report.h"
+#include "reports/json.h"
+#include "reports/json_run.h"
+
+typedef struct ref { const char *id; size_t run, i; } ref;
+
+static int ref_cmp(const void *a, const void *b)
+{
+    const ref *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    if (c) return c;
+    return x->run != y->run ? (x->run < y->run ? -1 : 1) : (x->i < y->i ? -1 : x->i > y->i);
+}
+
+/* The case as JSON with the fields that may differ between identical results zeroed. */
+static char *result_key(const mmp_case_result *c)
+{
+    mmp_case_result r = *c;
+    r.time_kernel_ms = r.time_reference_ms = r.time_total_ms = 0;
+    r.shard_index = 0;
+    r.shard_count = 1;
+    r.device = 0;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    mmp_jw w;
+    mmp_jw_init(&w, f, 0);
+    mmp_json_write_case(&w, &r);
+    fclose(f);
+    return buf;
+}
+
+static mmp_status add_env(mmp_run *out, const mmp_env *e)
+{
+    mmp_env *s = realloc(out->shards, (out->n_shards + 1) * sizeof *s);
+    if (!s) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory merging");
+    out->shards = s;
+    out->shards[out->n_shards++] = *e;
+    return MMP_STATUS_OK;
+}
+
+/* Merge the probes objects into one object text. */
+static mmp_status merge_probes(mmp_run *out, const mmp_run *const *runs, const char *const *names, size_t n)
+{
+    mmp_json **docs = calloc(n, sizeof *docs);
+    char *buf = NULL;
+    size_t len = 0, have = 0;
+    mmp_status st = MMP_STATUS_OK;
+    if (!docs) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory merging probes");
+    for (size_t r = 0; r < n && st == MMP_STATUS_OK; r++)
+        if (runs[r]->probes_json) {
+            st = mmp_json_parse(&docs[r], runs[r]->probes_json, strlen(runs[r]->probes_json), names[r]);
+            have++;
+        }
+    if (st != MMP_STATUS_OK || have == 0) goto done;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory merging probes"); goto done; }
+    fputc('{', f);
+    int first_key = 1;
+    for (size_t r = 0; r < n && st == MMP_STATUS_OK; r++) {
+        if (!docs[r]) continue;
+        for (size_t k = 0; k < docs[r]->n && st == MMP_STATUS_OK; k++) {
+            const char *key = docs[r]->keys[k];
+            int seen = 0;
+            for (size_t q = 0; q < r && !seen; q++) seen = docs[q] && mmp_json_get(docs[q], key);
+            if (seen) continue;                         /* written with its first occurrence */
+            const mmp_json *v = docs[r]->items[k];
+            fputs(first_key ? "\n\"" : ",\n\"", f);
+            first_key = 0;
+            mmp_json_escape(f, key, strlen(key));
+            fputs("\":", f);
+            if (v->type == MMP_JSON_ARRAY) {
+                fputc('[', f);
+                int first = 1;
+                for (size_t q = r; q < n && st == MMP_STATUS_OK; q++) {
+                    const mmp_json *w = docs[q] ? mmp_json_get(docs[q], key) : NULL;
+                    if (!w) continue;
+                    if (w->type != MMP_JSON_ARRAY) {
+                        st = MMP_ERR(MMP_STATUS_INVALID, "probe results \"%s\" is an array in %s but not in %s", key,
+                                     names[r], names[q]);
+                        break;
+                    }
+                    for (size_t e = 0; e < w->n; e++) {
+                        if (!first) fputc(',', f);
+                        first = 0;
+                        fwrite(runs[q]->probes_json + w->items[e]->src_off, 1, w->items[e]->src_len, f);
+                    }
+                }
+                fputc(']', f);
+            } else {
+                for (size_t q = r + 1; q < n && st == MMP_STATUS_OK; q++) {
+                    const mmp_json *w = docs[q] ? mmp_json_get(docs[q], key) : NULL;
+                    if (w && (w->src_len != v->src_len ||
+                              memcmp(runs[q]->probes_json + w->src_off, runs[r]->probes_json + v->src_off, v->src_len)))
+                        st = MMP_ERR(MMP_STATUS_INVALID, "probe results \"%s\" differ between %s and %s", key, names[r],
+                                     names[q]);
+                }
+                fwrite(runs[r]->probes_json + v->src_off, 1, v->src_len, f);
+            }
+        }
+    }
+    fputs("\n}", f);
+    fclose(f);
+    if (st == MMP_STATUS_OK) st = mmp_run_set_probes(out, buf);
+done:
+    free(buf);
+    for (size_t r = 0; r < n; r++) mmp_json_free(docs[r]);
+    free(docs);
+    return st;
+}
+
+mmp_status mmp_report_merge(mmp_run *out, const mmp_run *const *runs, const char *const *names, size_t n)
+{
+    if (n == 0) return MMP_ERR(MMP_STATUS_INVALID, "merge needs at least one input");
+    for (size_t r = 1; r < n; r++) {
+        if (runs[r]->schema_major != runs[0]->schema_major || runs[r]->schema_minor != runs[0]->schema_minor)
+            return MMP_ERR(MMP_STATUS_INVALID, "cannot merge %s (schema %d.%d) with %s (schema %d.%d): different schema versions",
+                           names[0], runs[0]->schema_major, runs[0]->schema_minor, names[r], runs[r]->schema_major,
+                           runs[r]->schema_minor);
+        if (strcmp(runs[r]->kind, runs[0]->kind) != 0)
+            return MMP_ERR(MMP_STATUS_INVALID, "cannot merge %s (a %s run) with %s (a %s run)", names[0], runs[0]->kind,
+                           names[r], runs[r]->kind);
+    }
+    size_t total = 0;
+    for (size_t r = 0; r < n; r++) total += runs[r]->n_cases;
+    ref *refs = malloc((total ? total : 1) * sizeof *refs);
+    char *keep = calloc(total ? total : 1, 1);
+    if (!refs || !keep) { free(refs); free(keep); return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory merging"); }
+    size_t k = 0;
+    for (size_t r = 0; r < n; r++)
+        for (size_t i = 0; i < runs[r]->n_cases; i++) refs[k++] = (ref){runs[r]->cases[i].id, r, i};
+    qsort(refs, total, sizeof *refs, ref_cmp);
+    mmp_status st = MMP_STATUS_OK;
+    /* keep[] is indexed by the position of the case in input order */
+    size_t *base = calloc(n + 1, sizeof *base);
+    if (!base) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory merging");
+    for (size_t r = 0; base && r < n; r++) base[r + 1] = base[r] + runs[r]->n_cases;
+    for (size_t a = 0; st == MMP_STATUS_OK && a < total;) {
+        size_t b = a + 1;
+        while (b < total && strcmp(refs[b].id, refs[a].id) == 0) b++;
+        keep[base[refs[a].run] + refs[a].i] = 1;       /* the first occurrence in input order */
+        if (b - a > 1) {
+            const mmp_case_result *first = &runs[refs[a].run]->cases[refs[a].i];
+            char *ka = result_key(first);
+            for (size_t j = a + 1; ka && j < b && st == MMP_STATUS_OK; j++) {
+                const mmp_case_result *other = &runs[refs[j].run]->cases[refs[j].i];
+                char *kb = result_key(other);
+                if (!kb || strcmp(ka, kb) != 0)
+                    st = MMP_ERR(MMP_STATUS_INVALID, "case %s is in %s (%s) and %s (%s) with different results",
+                                 first->id, names[refs[a].run], mmp_verdict_name(first->verdict), names[refs[j].run],
+                                 mmp_verdict_name(other->verdict));
+                free(kb);
+            }
+            if (!ka) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory merging");
+            free(ka);
+        }
+        a = b;
+    }
+    out->env = runs[0]->env;
+    snprintf(out->kind, sizeof out->kind, "%s", runs[0]->kind);
+    snprintf(out->suite, sizeof out->suite, "%s", runs[0]->suite);
+    out->complete = 1;
+    out->schema_major = runs[0]->schema_major;
+    out->schema_minor = runs[0]->schema_minor;
+    for (size_t r = 0; st == MMP_STATUS_OK && r < n; r++) {
+        if (strcmp(runs[r]->suite, out->suite) != 0) snprintf(out->suite, sizeof out->suite, "(several)");
+        if (!runs[r]->complete) {
+            out->complete = 0;
+            if (!out->interrupted_by[0])
+                snprintf(out->interrupted_by, sizeof out->interrupted_by, "%s", runs[r]->interrupted_by);
+        }
+        if (runs[r]->n_shards)
+            for (size_t s = 0; st == MMP_STATUS_OK && s < runs[r]->n_shards; s++) st = add_env(out, &runs[r]->shards[s]);
+        else
+            st = add_env(out, &runs[r]->env);
+        for (size_t i = 0; st == MMP_STATUS_OK && i < runs[r]->n_cases; i++)
+            if (keep[base[r] + i]) st = mmp_run_add(out, &runs[r]->cases[i]);
+    }
+    if (st == MMP_STATUS_OK) st = merge_probes(out, runs, names, n);
+    free(base);
+    free(refs);
+    free(keep);
+    return st;
+}

@@ -1,0 +1,30 @@
+/* reports/render.h — helpers shared by the renderers (internal to reports/). */
+#ifndef MMAPROBE_REPORTS_RENDER_H
+#define MMAPROBE_REPORTS_RENDER_H
+
+#include <stdio.h>
+#include "mmaprobe/report.h"
+
+/* Markdown table-cell-safe text. */
+void mmp_md_escape(FILE *out, const char *s);
+/* XML/HTML text and attribute escaping (&, <, >, ", '); drops bytes XML 1.0 forbids (C0 controls
+ * except tab/newline, invalid UTF-8 becomes U+FFFD). */
+void mmp_xml_escape(FILE *out, const char *s);
+
+/* SVG pieces for the HTML report (svg.c). */
+/* Heatmap of cells (rows x cols, max |err|/bound per block) over an m x n matrix. */
+void mmp_svg_heatmap(FILE *out, const float *cells, int rows, int cols, int64_t m, int64_t n);
+/* Histogram of |err|/bound over the MMP_HIST_BINS bins. */
+void mmp_svg_histogram(FILE *out, const uint64_t *hist);
+/* Scatter/line chart of y against x (log-log), one series per name. */
+typedef struct mmp_svg_series {
+    const char *name;
+    const double *x, *y;
+    const int *bad;                /* optional: 1 marks a failing point */
+    size_t n;
+} mmp_svg_series;
+void mmp_svg_loglog(FILE *out, const mmp_svg_series *s, size_t n_series, const char *xlabel, const char *ylabel);
+/* A colour from the sequential palette for t in [0,1]; writes "#rrggbb" into buf[8]. */
+void mmp_svg_color(char buf[8], double t);
+
+#endif

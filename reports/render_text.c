@@ -1,0 +1,52 @@
+/* render_text.c — the terminal table: environment header, one line per precision x kernel,
+ * then every FAIL/ERROR case with its reasons and message, then the totals. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "mmaprobe/cli.h"
+#include "mmaprobe/report.h"
+
+void mmp_report_print_text(FILE *out, const mmp_run *run)
+{
+    mmp_env_print(out, &run->env, "# ");
+    for (size_t i = 0; i < run->n_shards; i++)
+        fprintf(out, "# shard %zu: %s (device %d) on %s, started %s\n", i, run->shards[i].gpu,
+                run->shards[i].device, run->shards[i].hostname, run->shards[i].started);
+    if (!run->complete)
+        fprintf(out, "# PARTIAL run (interrupted by %s)\n", run->interrupted_by[0] ? run->interrupted_by : "?");
+    mmp_summary_row *rows = NULL;
+    size_t n = 0;
+    if (mmp_report_summarize(&rows, &n, run) != MMP_STATUS_OK) {
+        fprintf(out, "(out of memory summarising the run)\n");
+        return;
+    }
+    fprintf(out, "%-7s %-20s %-36s %6s %5s %5s %5s %5s %11s %11s %10s\n", "VERDICT", "PRECISION", "KERNEL",
+            "CASES", "PASS", "FAIL", "ERR", "SKIP", "ERR/BOUND", "ERR/PROB", "MAX ULP");
+    for (size_t i = 0; i < n; i++) {
+        const mmp_summary_row *s = &rows[i];
+        fprintf(out, "%-7s %-20s %-36s %6" PRId64 " %5" PRId64 " %5" PRId64 " %5" PRId64 " %5" PRId64
+                     " %11.3g %11.3g %10.4g\n",
+                mmp_verdict_name(s->verdict), s->precision, s->kernel, s->cases, s->pass, s->fail, s->error,
+                s->skip, s->worst_ratio_det, s->worst_ratio_prob, s->max_ulp);
+    }
+    free(rows);
+    int printed = 0;
+    for (size_t i = 0; i < run->n_cases; i++) {
+        const mmp_case_result *c = &run->cases[i];
+        if (c->verdict != MMP_VERDICT_FAIL && c->verdict != MMP_VERDICT_ERROR) continue;
+        if (!printed++) fprintf(out, "\nFailures:\n");
+        char reasons[512];
+        mmp_reason_format(reasons, sizeof reasons, c->reasons);
+        fprintf(out, "  %-5s %s  [%s]", mmp_verdict_name(c->verdict), c->id, reasons);
+        if (c->verdict == MMP_VERDICT_FAIL && c->metrics.worst_i >= 0)
+            fprintf(out, "  err/bound %.3g at (%" PRId64 ",%" PRId64 ")", c->metrics.max_ratio_det,
+                    c->metrics.worst_i, c->metrics.worst_j);
+        fprintf(out, "\n");
+        if (c->message[0]) fprintf(out, "        %s\n", c->message);
+    }
+    int64_t counts[MMP_VERDICT_COUNT_];
+    mmp_report_counts(run, counts);
+    fprintf(out, "\n%zu cases: %" PRId64 " PASS, %" PRId64 " FAIL, %" PRId64 " ERROR, %" PRId64 " SKIP\n",
+            run->n_cases, counts[MMP_VERDICT_PASS], counts[MMP_VERDICT_FAIL], counts[MMP_VERDICT_ERROR],
+            counts[MMP_VERDICT_SKIP]);
+}

@@ -1,0 +1,126 @@
+/* buffer.c — guarded operand buffers, the same for host and device kernels.
+ *
+ * A buffer is one image  [4 KiB guard | data: every element the layout and ld span | 4 KiB guard]
+ * filled with a canary byte before the matrix elements are written, so the ld padding holds
+ * canaries too. A pristine copy is kept; after the launch the image (copied back from the
+ * device for device kernels: one allocation with the same guards) is compared with it, and
+ * guard bytes, padding elements and (for inputs) matrix elements that changed are counted with
+ * the first positions (GMP's "try" tool does the same with redzones and dead values).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef MMP_HAVE_CUDA
+#include "mmaprobe/cuda_check.h"
+#endif
+#include "suites/runner_internal.h"
+
+mmp_status mmp_buffer_init(mmp_buffer *b, mmp_format f, mmp_layout l, int64_t ld, int64_t rows,
+                           int64_t cols)
+{
+    memset(b, 0, sizeof *b);
+    b->f = f; b->l = l; b->ld = ld; b->rows = rows; b->cols = cols;
+    b->span = mmp_gemm_span(l, ld, rows, cols);
+    b->data_bytes = mmp_format_bytes(f, b->span);
+    b->total = b->data_bytes + 2 * MMP_GUARD_BYTES;
+    size_t alloc = (b->total + 4095) / 4096 * 4096;
+    b->image = aligned_alloc(4096, alloc);
+    b->pristine = malloc(b->total);
+    if (!b->image || !b->pristine) {
+        mmp_buffer_clear(b);
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "cannot allocate %zu bytes for a %lldx%lld operand",
+                       alloc, (long long)rows, (long long)cols);
+    }
+    return MMP_STATUS_OK;
+}
+
+void mmp_buffer_clear(mmp_buffer *b)
+{
+#ifdef MMP_HAVE_CUDA
+    if (b->dev) cudaFree(b->dev);
+#endif
+    free(b->image);
+    free(b->pristine);
+    memset(b, 0, sizeof *b);
+}
+
+void *mmp_buffer_kernel_ptr(mmp_buffer *b)
+{
+    if (b->dev) return (unsigned char *)b->dev + MMP_GUARD_BYTES;
+    return b->image + MMP_GUARD_BYTES;
+}
+
+void mmp_buffer_fill_canary(mmp_buffer *b) { memset(b->image, MMP_CANARY_BYTE, b->total); }
+
+void mmp_buffer_fill_logical_bits(mmp_buffer *b, uint64_t bits)
+{
+    void *data = mmp_buffer_host(b);
+    for (int64_t i = 0; i < b->rows; i++)
+        for (int64_t j = 0; j < b->cols; j++)
+            mmp_format_store_bits(data, mmp_gemm_index(b->l, b->ld, i, j), bits, b->f);
+}
+
+void mmp_buffer_snapshot(mmp_buffer *b) { memcpy(b->pristine, b->image, b->total); }
+void mmp_buffer_restore(mmp_buffer *b) { memcpy(b->image, b->pristine, b->total); }
+
+/* Is element index idx of the span a matrix element (not ld padding)? */
+static int is_logical(const mmp_buffer *b, size_t idx, int64_t *i, int64_t *j)
+{
+    int64_t outer = (int64_t)idx / b->ld, inner = (int64_t)idx % b->ld;
+    int64_t r = b->l == MMP_LAYOUT_ROW ? outer : inner, c = b->l == MMP_LAYOUT_ROW ? inner : outer;
+    *i = r; *j = c;
+    return r < b->rows && c < b->cols;
+}
+
+void mmp_buffer_damage(mmp_damage *dmg, const mmp_buffer *b, int logical)
+{
+    memset(dmg, 0, sizeof *dmg);
+    dmg->pad_i = dmg->pad_j = dmg->log_i = dmg->log_j = -1;
+    /* Guards, byte by byte (the part of the last data byte past the span is padding below). */
+    for (size_t o = 0; o < b->total; o++) {
+        if (o >= MMP_GUARD_BYTES && o < MMP_GUARD_BYTES + b->data_bytes) {
+            o = MMP_GUARD_BYTES + b->data_bytes - 1;
+            continue;
+        }
+        if (b->image[o] != b->pristine[o]) {
+            if (!dmg->guard_bytes++) dmg->first_guard = (long long)o - MMP_GUARD_BYTES;
+        }
+    }
+    /* Data: whole bytes first (fast path), then element by element where they differ. */
+    const unsigned char *img = b->image + MMP_GUARD_BYTES, *pri = b->pristine + MMP_GUARD_BYTES;
+    size_t n_elems = (size_t)((b->data_bytes * 8) / (size_t)mmp_format_get_info(b->f)->storage_bits);
+    int bits = mmp_format_get_info(b->f)->storage_bits;
+    for (size_t byte = 0; byte < b->data_bytes; byte++) {
+        if (img[byte] == pri[byte]) continue;
+        size_t first = byte * 8 / (size_t)bits, last = ((byte + 1) * 8 - 1) / (size_t)bits;
+        for (size_t idx = first; idx <= last && idx < n_elems; idx++) {
+            if (mmp_format_load_bits(img, idx, b->f) == mmp_format_load_bits(pri, idx, b->f)) continue;
+            int64_t i, j;
+            int in = idx < b->span && is_logical(b, idx, &i, &j);
+            if (!in) {
+                if (!dmg->padding++) {
+                    dmg->pad_i = (int64_t)idx / b->ld;
+                    dmg->pad_j = (int64_t)idx % b->ld;
+                }
+            } else if (logical) {
+                if (!dmg->logical++) { dmg->log_i = i; dmg->log_j = j; }
+            }
+        }
+        if (bits >= 8) byte = ((last + 1) * (size_t)bits) / 8 - 1;   /* next element */
+    }
+}
+
+#ifdef MMP_HAVE_CUDA
+mmp_status mmp_buffer_upload(mmp_buffer *b)
+{
+    if (!b->dev) MMP_CUDA_CHECK(cudaMalloc(&b->dev, b->total));
+    MMP_CUDA_CHECK(cudaMemcpy(b->dev, b->image, b->total, cudaMemcpyHostToDevice));
+    return MMP_STATUS_OK;
+}
+
+mmp_status mmp_buffer_download(mmp_buffer *b)
+{
+    MMP_CUDA_CHECK(cudaMemcpy(b->image, b->dev, b->total, cudaMemcpyDeviceToHost));
+    return MMP_STATUS_OK;
+}
+#endif

@@ -1,0 +1,422 @@
+/* check_reference.c — the reference GEMM: the pure MPFR path and the certified path agree bit
+ * for bit (binary64 and output format) on random, wide-exponent, cancelling and special-value
+ * inputs, with row/col layouts, padded leading dimensions and alpha/beta; hand-made cases with
+ * known answers (exact zero, output-format ties, the double-rounding trap, overflow edges);
+ * integer exactness and overflow facts; bad input. Run: ctest -R check_reference (MMP_SEED=n). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmaprobe/reference.h"
+#include "suites/check_main.h"
+
+static uint64_t rs;
+static uint64_t rnd64(void)
+{
+    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+    return rs;
+}
+static double urand(void) { return (double)(rnd64() >> 11) * 0x1p-53; }   /* [0, 1) */
+
+typedef enum { GEN_RANDOM, GEN_WIDE, GEN_CANCEL, GEN_SPECIAL } gen_kind;
+
+typedef struct {
+    mmp_gemm g;
+    void *a, *b, *c;
+} prob;
+
+/* A value of format f: uniform in [-1, 1), or (wide) with a random exponent over the
+ * format's range, subnormals included. */
+static double value_for(mmp_format f, gen_kind kind)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    double x;
+    if (!fi->is_float) {
+        double span = fi->max_finite - fi->lowest + 1;
+        x = fi->lowest + floor(urand() * span);
+        return x > fi->max_finite ? fi->max_finite : x;
+    }
+    if (kind == GEN_WIDE) {
+        int lo = fi->emin - fi->precision, hi = fi->emax;
+        if (f == MMP_FORMAT_FP64) { lo = -1074; hi = 480; }   /* products and sums stay finite */
+        if (f == MMP_FORMAT_FP32) { hi = 60; }
+        int e = lo + (int)(urand() * (hi - lo + 1));
+        x = ldexp(0.5 + 0.5 * urand(), e);
+    } else {
+        x = urand();
+    }
+    if (rnd64() & 1) x = -x;
+    return mmp_format_round(x, f, MMP_ROUND_NEAREST_EVEN, 1);
+}
+
+static void *alloc_fill(mmp_format f, mmp_layout l, int64_t ld, int64_t rows, int64_t cols, gen_kind kind)
+{
+    size_t span = mmp_gemm_span(l, ld, rows, cols);
+    size_t bytes = mmp_format_bytes(f, span) + 16;
+    unsigned char *p = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++) p[i] = (unsigned char)rnd64();   /* padding = garbage */
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            mmp_format_store(p, mmp_gemm_index(l, ld, i, j), value_for(f, kind), f, MMP_ROUND_NEAREST_EVEN, 1);
+    return p;
+}
+
+static void prob_make(prob *p, mmp_format fa, mmp_format fb, mmp_format fc, mmp_format fd, int64_t m,
+                      int64_t n, int64_t k, int layouts, int pad, double alpha, double beta, gen_kind kind)
+{
+    mmp_gemm_init(&p->g, fa, fb, fc, fd, m, n, k);
+    p->g.la = (layouts & 1) ? MMP_LAYOUT_COL : MMP_LAYOUT_ROW;
+    p->g.lb = (layouts & 2) ? MMP_LAYOUT_COL : MMP_LAYOUT_ROW;
+    p->g.lc = (layouts & 4) ? MMP_LAYOUT_COL : MMP_LAYOUT_ROW;
+    p->g.lda = (p->g.la == MMP_LAYOUT_ROW ? k : m) + 2 * pad;
+    p->g.ldb = (p->g.lb == MMP_LAYOUT_ROW ? n : k) + 2 * pad;
+    p->g.ldc = (p->g.lc == MMP_LAYOUT_ROW ? n : m) + 2 * pad;
+    p->g.alpha = alpha; p->g.beta = beta;
+    p->a = alloc_fill(fa, p->g.la, p->g.lda, m, k, kind);
+    p->b = alloc_fill(fb, p->g.lb, p->g.ldb, k, n, kind);
+    p->c = beta != 0.0 ? alloc_fill(fc, p->g.lc, p->g.ldc, m, n, kind) : NULL;
+    if (kind == GEN_CANCEL) {
+        /* a_i,2t+1 = a_i,2t and b_2t+1,j = -b_2t,j (sometimes nudged by one ulp-ish), so most
+         * products cancel in pairs: exact zeros and tiny residues. */
+        for (int64_t t = 0; t + 1 < k; t += 2) {
+            for (int64_t i = 0; i < m; i++) {
+                double v = mmp_format_load(p->a, mmp_gemm_index(p->g.la, p->g.lda, i, t), fa);
+                mmp_format_store(p->a, mmp_gemm_index(p->g.la, p->g.lda, i, t + 1), v, fa, MMP_ROUND_NEAREST_EVEN, 1);
+            }
+            for (int64_t j = 0; j < n; j++) {
+                double v = mmp_format_load(p->b, mmp_gemm_index(p->g.lb, p->g.ldb, t, j), fb);
+                double w = (rnd64() % 4 == 0) ? -v * (1 + 0x1p-7) : -v;
+                mmp_format_store(p->b, mmp_gemm_index(p->g.lb, p->g.ldb, t + 1, j), w, fb, MMP_ROUND_NEAREST_EVEN, 1);
+            }
+        }
+    }
+    if (kind == GEN_SPECIAL) {
+        const mmp_format_info *ia = mmp_format_get_info(fa), *ib = mmp_format_get_info(fb);
+        double sa[] = {NAN, INFINITY, -INFINITY}, sb[] = {INFINITY, -INFINITY, 0.0};
+        for (int t = 0; t < 3; t++) {
+            int64_t i = (int64_t)(rnd64() % (uint64_t)m), kk = (int64_t)(rnd64() % (uint64_t)k);
+            if (ia->has_nan || ia->has_inf)
+                mmp_format_store(p->a, mmp_gemm_index(p->g.la, p->g.lda, i, kk), sa[t], fa, MMP_ROUND_NEAREST_EVEN, 0);
+            int64_t j = (int64_t)(rnd64() % (uint64_t)n);
+            kk = (int64_t)(rnd64() % (uint64_t)k);
+            if (ib->has_inf)
+                mmp_format_store(p->b, mmp_gemm_index(p->g.lb, p->g.ldb, kk, j), sb[t], fb, MMP_ROUND_NEAREST_EVEN, 0);
+        }
+        if (p->c && mmp_format_get_info(fc)->has_nan)
+            mmp_format_store(p->c, mmp_gemm_index(p->g.lc, p->g.ldc, 0, 0), NAN, fc, MMP_ROUND_NEAREST_EVEN, 0);
+    }
+}
+
+static void prob_free(prob *p) { free(p->a); free(p->b); free(p->c); }
+
+static int same_bits(double x, double y)
+{
+    if (isnan(x) && isnan(y)) return 1;
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+static void run_path(mmp_ref_result *r, const prob *p, mmp_ref_path path, int force)
+{
+    mmp_ref_options o;
+    mmp_ref_options_init(&o);
+    o.path = path; o.force_mpfr = force; o.threads = 2;
+    mmp_ref_result_init(r);
+    mmp_status st = mmp_ref_gemm(r, p->a, p->b, p->c, &p->g, &o);
+    ck_assert_msg(st == MMP_STATUS_OK, "mmp_ref_gemm: %s", mmp_error_last());
+}
+
+/* The two paths (and the forced-MPFR certified path) agree bit for bit. */
+static void agree(const prob *p, const char *what)
+{
+    mmp_ref_result rm, rc;
+    run_path(&rm, p, MMP_REF_PATH_MPFR, 0);
+    run_path(&rc, p, MMP_REF_PATH_CERTIFIED, 0);
+    int64_t cnt = p->g.m * p->g.n;
+    for (int64_t x = 0; x < cnt; x++) {
+        ck_assert_msg(same_bits(rm.d64[x], rc.d64[x]), "%s: d64 differs at (%lld,%lld): mpfr %a certified %a",
+                      what, (long long)(x / p->g.n), (long long)(x % p->g.n), rm.d64[x], rc.d64[x]);
+        ck_assert_msg(same_bits(rm.dout[x], rc.dout[x]), "%s: dout differs at (%lld,%lld): mpfr %a certified %a",
+                      what, (long long)(x / p->g.n), (long long)(x % p->g.n), rm.dout[x], rc.dout[x]);
+        if (rm.i64) ck_assert_msg(rm.i64[x] == rc.i64[x], "%s: i64 differs at %lld", what, (long long)x);
+    }
+    ck_assert_int_eq(rm.n_int32_overflow, rc.n_int32_overflow);
+    ck_assert_int_eq(rm.n_mpfr, cnt);
+    /* a few elements through the single-element entry point */
+    for (int t = 0; t < 3; t++) {
+        int64_t x = (int64_t)(rnd64() % (uint64_t)cnt);
+        double d64, dout;
+        ck_assert_int_eq(mmp_ref_element(&d64, &dout, p->a, p->b, p->c, &p->g, x / p->g.n, x % p->g.n),
+                         MMP_STATUS_OK);
+        ck_assert(same_bits(d64, rm.d64[x]) && same_bits(dout, rm.dout[x]));
+    }
+    mmp_ref_result_clear(&rm);
+    mmp_ref_result_clear(&rc);
+}
+
+static const struct {
+    mmp_format a, b, c, d;
+} combos[] = {
+    {MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32},
+    {MMP_FORMAT_FP16, MMP_FORMAT_FP16, MMP_FORMAT_FP32, MMP_FORMAT_FP16},
+    {MMP_FORMAT_BF16, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_BF16},
+    {MMP_FORMAT_E4M3, MMP_FORMAT_E5M2, MMP_FORMAT_FP16, MMP_FORMAT_E4M3},
+    {MMP_FORMAT_TF32, MMP_FORMAT_TF32, MMP_FORMAT_FP32, MMP_FORMAT_FP32},
+    {MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64},
+    {MMP_FORMAT_FP64, MMP_FORMAT_FP32, MMP_FORMAT_FP64, MMP_FORMAT_E5M2},
+    {MMP_FORMAT_INT8, MMP_FORMAT_INT8, MMP_FORMAT_INT32, MMP_FORMAT_INT32},
+    {MMP_FORMAT_UINT4, MMP_FORMAT_INT4, MMP_FORMAT_INT32, MMP_FORMAT_INT8},
+    {MMP_FORMAT_INT8, MMP_FORMAT_UINT8, MMP_FORMAT_FP32, MMP_FORMAT_FP16},
+};
+enum { N_COMBOS = sizeof combos / sizeof combos[0] };
+
+static void agree_kind(int combo, gen_kind kind, const char *name)
+{
+    rs = mmp_check_seed * 2654435761u + (uint64_t)combo * 97 + (uint64_t)kind * 13 + 1;
+    static const double alphas[] = {1.0, -0.75, 3.0}, betas[] = {0.0, 1.0, -0.5};
+    for (int v = 0; v < 3; v++) {
+        prob p;
+        int64_t m = 6 + (int64_t)(rnd64() % 7) * 2, n = 4 + (int64_t)(rnd64() % 12) * 2, k = 2 + (int64_t)(rnd64() % 40) * 2;
+        prob_make(&p, combos[combo].a, combos[combo].b, combos[combo].c, combos[combo].d, m, n, k,
+                  (int)(rnd64() % 8), (int)(rnd64() % 2), alphas[v], betas[v], kind);
+        char what[160];
+        snprintf(what, sizeof what, "%s %s*%s+%s->%s %lldx%lldx%lld alpha %g beta %g", name,
+                 mmp_format_name(combos[combo].a), mmp_format_name(combos[combo].b),
+                 mmp_format_name(combos[combo].c), mmp_format_name(combos[combo].d), (long long)m,
+                 (long long)n, (long long)k, alphas[v], betas[v]);
+        agree(&p, what);
+        prob_free(&p);
+    }
+}
+
+START_TEST(paths_agree_random) { agree_kind(_i, GEN_RANDOM, "random"); }
+END_TEST
+START_TEST(paths_agree_wide) { agree_kind(_i, GEN_WIDE, "wide"); }
+END_TEST
+START_TEST(paths_agree_cancel) { agree_kind(_i, GEN_CANCEL, "cancel"); }
+END_TEST
+START_TEST(paths_agree_special) { agree_kind(_i, GEN_SPECIAL, "special"); }
+END_TEST
+
+/* ---- hand-made known answers: K = 3 dot products, fp64 inputs (A row, B = column). ---- */
+
+static void dot3(mmp_ref_result *res, mmp_ref_path path, const double a[3], const double b[3],
+                 mmp_format out, double alpha)
+{
+    prob p;
+    mmp_gemm_init(&p.g, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, out, 1, 1, 3);
+    p.g.alpha = alpha;
+    p.a = (void *)a; p.b = (void *)b; p.c = NULL;
+    run_path(res, &p, path, 0);
+}
+
+static void known(const double a[3], const double b[3], mmp_format out, double alpha, double want64,
+                  double want_out, const char *what)
+{
+    for (int path = 0; path < 2; path++) {
+        mmp_ref_result r;
+        dot3(&r, path == 0 ? MMP_REF_PATH_MPFR : MMP_REF_PATH_CERTIFIED, a, b, out, alpha);
+        ck_assert_msg(same_bits(r.d64[0], want64), "%s (%s): d64 %a, want %a", what,
+                      path ? "certified" : "mpfr", r.d64[0], want64);
+        ck_assert_msg(same_bits(r.dout[0], want_out), "%s (%s): dout %a, want %a", what,
+                      path ? "certified" : "mpfr", r.dout[0], want_out);
+        mmp_ref_result_clear(&r);
+    }
+}
+
+START_TEST(known_answers)
+{
+    const double ones[3] = {1, 1, 1};
+    /* cancellation to exactly zero: +0; alpha = -1 gives -0 (MPFR: -1 * +0) */
+    known((double[]){1.5, -1.5, 0}, ones, MMP_FORMAT_FP32, 1.0, 0.0, 0.0, "exact zero");
+    known((double[]){1.5, -1.5, 0}, ones, MMP_FORMAT_FP32, -1.0, -0.0, -0.0, "exact -zero");
+    known((double[]){0x1p60, 1.0, -0x1p60}, ones, MMP_FORMAT_FP16, 1.0, 1.0, 1.0, "big cancel");
+    /* a tie in fp16: 1 + 2^-11 is half-way between 1 and 1 + 2^-10: even is 1 */
+    known((double[]){1, 0x1p-11, 0}, ones, MMP_FORMAT_FP16, 1.0, 1 + 0x1p-11, 1.0, "fp16 tie down");
+    /* the other tie: 1 + 3 2^-11 between 1 + 2^-10 (odd) and 1 + 2^-9 (even) */
+    known((double[]){1, 0x1p-10, 0x1p-11}, ones, MMP_FORMAT_FP16, 1.0, 1 + 3 * 0x1p-11, 1 + 0x1p-9,
+          "fp16 tie up");
+    /* just above / below the tie, by less than binary64 can hold: the double-rounding trap
+     * (RN64 gives the tie, RN16 of that would give 1) */
+    known((double[]){1, 0x1p-11, 0x1p-60}, ones, MMP_FORMAT_FP16, 1.0, 1 + 0x1p-11, 1 + 0x1p-10,
+          "above the fp16 tie");
+    known((double[]){1, 0x1p-11, -0x1p-60}, ones, MMP_FORMAT_FP16, 1.0, 1 + 0x1p-11, 1.0,
+          "below the fp16 tie");
+    /* binary64 ties: 1 + 2^-53 rounds to 1; 1 + 2^-53 + 2^-80 to 1 + 2^-52 */
+    known((double[]){1, 0x1p-53, 0}, ones, MMP_FORMAT_FP64, 1.0, 1.0, 1.0, "fp64 tie");
+    known((double[]){1, 0x1p-53, 0x1p-80}, ones, MMP_FORMAT_FP64, 1.0, 1 + 0x1p-52, 1 + 0x1p-52,
+          "above the fp64 tie");
+    /* fp16 overflow threshold 65520 (a tie that goes to Inf); just below stays 65504 */
+    known((double[]){65504, 16, 0}, ones, MMP_FORMAT_FP16, 1.0, 65520, INFINITY, "fp16 overflow tie");
+    known((double[]){65504, 16, -0x1p-40}, ones, MMP_FORMAT_FP16, 1.0, 65520, 65504,
+          "below the fp16 overflow");
+    /* e4m3: 464 is the tie between 448 (even) and the missing 480: 448; above it: NaN */
+    known((double[]){448, 16, 0}, ones, MMP_FORMAT_E4M3, 1.0, 464, 448, "e4m3 top tie");
+    known((double[]){448, 16, 0x1p-45}, ones, MMP_FORMAT_E4M3, 1.0, 464, NAN, "e4m3 overflow");
+    /* integer output: ties to even, then wraps */
+    known((double[]){2, 0.5, 0}, ones, MMP_FORMAT_INT32, 1.0, 2.5, 2, "int32 tie");
+    known((double[]){3, 0.5, 0x1p-70}, ones, MMP_FORMAT_INT32, 1.0, 3.5, 4, "int32 above");
+    known((double[]){0x1p31, 1, 0}, ones, MMP_FORMAT_INT32, 1.0, 0x1p31 + 1, -0x1p31 + 1, "int32 wrap");
+    /* alpha scales the exact sum once: 3 * (1 + 2^-60) */
+    known((double[]){1, 0x1p-60, 0}, ones, MMP_FORMAT_FP32, 3.0, 3.0, 3.0, "alpha");
+    /* special values */
+    known((double[]){INFINITY, -INFINITY, 1}, ones, MMP_FORMAT_FP32, 1.0, NAN, NAN, "Inf - Inf");
+    known((double[]){INFINITY, 0, 1}, (double[]){0, 1, 1}, MMP_FORMAT_FP32, 1.0, NAN, NAN, "Inf * 0");
+    known((double[]){NAN, 0, 1}, ones, MMP_FORMAT_FP16, 1.0, NAN, NAN, "NaN in");
+    known((double[]){INFINITY, 5, 1}, ones, MMP_FORMAT_FP16, 1.0, INFINITY, INFINITY, "Inf in");
+    known((double[]){INFINITY, 5, 1}, ones, MMP_FORMAT_FP16, 0.0, NAN, NAN, "alpha 0 * Inf");
+    /* subnormal result */
+    known((double[]){0x1p-1074, 0x1p-1074, 0}, ones, MMP_FORMAT_FP32, 1.0, 0x1p-1073, 0.0, "subnormal");
+}
+END_TEST
+
+/* ---- integers ---- */
+
+START_TEST(integer_exact_and_overflow)
+{
+    /* int32 inputs 2^16: K = 2 gives 2^33 (int32 overflow), wraps to 0 in int32 */
+    int32_t a[2 * 2] = {65536, 65536, 65536, 65536}, b[2 * 2] = {65536, 65536, 65536, 65536};
+    prob p = {.a = a, .b = b, .c = NULL};
+    mmp_gemm_init(&p.g, MMP_FORMAT_INT32, MMP_FORMAT_INT32, MMP_FORMAT_INT32, MMP_FORMAT_INT32, 2, 2, 2);
+    for (int path = 0; path < 2; path++) {
+        mmp_ref_result r;
+        run_path(&r, &p, path ? MMP_REF_PATH_CERTIFIED : MMP_REF_PATH_MPFR, 0);
+        ck_assert(r.is_integer && r.i64);
+        ck_assert_int_eq(r.n_int32_overflow, 4);
+        ck_assert_int_eq(r.n_int64_overflow, 0);
+        ck_assert(r.i64[3] == ((int64_t)1 << 33) && r.d64[3] == 0x1p33 && r.dout[3] == 0.0);
+        mmp_ref_result_clear(&r);
+    }
+    /* 2^30 * 2^30 * 4 = 2^62: beyond DGEMM exactness, the int128 loop; fits int64 */
+    int32_t c4[4] = {1 << 30, 1 << 30, 1 << 30, 1 << 30};
+    prob q = {.a = c4, .b = c4, .c = NULL};
+    mmp_gemm_init(&q.g, MMP_FORMAT_INT32, MMP_FORMAT_INT32, MMP_FORMAT_INT32, MMP_FORMAT_FP32, 1, 1, 4);
+    mmp_ref_result r;
+    run_path(&r, &q, MMP_REF_PATH_CERTIFIED, 0);
+    ck_assert(r.i64[0] == ((int64_t)1 << 62) && r.d64[0] == 0x1p62 && r.dout[0] == 0x1p62);
+    ck_assert_int_eq(r.n_int32_overflow, 1);
+    ck_assert_int_eq(r.n_gemms, 0);
+    mmp_ref_result_clear(&r);
+    /* 2^31-ish squared times 8: beyond int64, counted, values from MPFR */
+    int32_t big[8];
+    for (int t = 0; t < 8; t++) big[t] = INT32_MIN;
+    prob s = {.a = big, .b = big, .c = NULL};
+    mmp_gemm_init(&s.g, MMP_FORMAT_INT32, MMP_FORMAT_INT32, MMP_FORMAT_INT32, MMP_FORMAT_FP32, 1, 1, 8);
+    for (int path = 0; path < 2; path++) {
+        run_path(&r, &s, path ? MMP_REF_PATH_CERTIFIED : MMP_REF_PATH_MPFR, 0);
+        ck_assert_int_eq(r.n_int64_overflow, 1);
+        ck_assert(r.i64[0] == INT64_MAX && r.d64[0] == 0x1p65 && r.dout[0] == 0x1p65);
+        mmp_ref_result_clear(&r);
+    }
+}
+END_TEST
+
+/* ---- the certified path's cost on plain data, and the |A||B| bound ---- */
+
+START_TEST(certified_rarely_needs_mpfr)
+{
+    rs = mmp_check_seed + 7;
+    prob p;
+    prob_make(&p, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP16, 64, 64, 256, 0, 0,
+              1.0, 0.0, GEN_RANDOM);
+    mmp_ref_result r;
+    run_path(&r, &p, MMP_REF_PATH_CERTIFIED, 0);
+    /* half an fp16 ulp is 2^30 binary64 ulps: ties are hopeless to hit; binary64 decisions fail
+     * with probability ~ (bound / half-ulp), and the bound is 0 for these inputs. */
+    ck_assert_msg(r.n_mpfr <= 64 * 64 / 100, "n_mpfr %lld", (long long)r.n_mpfr);
+    ck_assert_int_eq(r.slices_a, 3);
+    mmp_ref_result_clear(&r);
+    prob_free(&p);
+}
+END_TEST
+
+START_TEST(absbound_is_an_upper_bound)
+{
+    rs = mmp_check_seed + 11;
+    prob p;
+    prob_make(&p, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP32, 9, 7, 50, 3, 1,
+              -2.0, 0.5, GEN_WIDE);
+    mmp_ref_options o; mmp_ref_options_init(&o);
+    o.want_absbound = 1;
+    mmp_ref_result r; mmp_ref_result_init(&r);
+    ck_assert_int_eq(mmp_ref_gemm(&r, p.a, p.b, p.c, &p.g, &o), MMP_STATUS_OK);
+    /* the exact S_ij through MPFR on |A|, |B|, |C| with |alpha|, |beta| */
+    prob q = p;
+    q.g.alpha = 2.0; q.g.beta = 0.5;
+    size_t sa = mmp_gemm_span(p.g.la, p.g.lda, 9, 50), sb = mmp_gemm_span(p.g.lb, p.g.ldb, 50, 7),
+           sc = mmp_gemm_span(p.g.lc, p.g.ldc, 9, 7);
+    double *aa = malloc(sa * 8), *bb = malloc(sb * 8), *cc = malloc(sc * 8);
+    for (size_t t = 0; t < sa; t++) aa[t] = fabs(((double *)p.a)[t]);
+    for (size_t t = 0; t < sb; t++) bb[t] = fabs(((double *)p.b)[t]);
+    for (size_t t = 0; t < sc; t++) cc[t] = fabs(((double *)p.c)[t]);
+    q.a = aa; q.b = bb; q.c = cc;
+    mmp_ref_result e;
+    run_path(&e, &q, MMP_REF_PATH_MPFR, 0);
+    for (int64_t x = 0; x < 63; x++) {
+        ck_assert_msg(r.absbound[x] >= e.d64[x], "absbound %a < exact %a", r.absbound[x], e.d64[x]);
+        ck_assert(r.absbound[x] <= e.d64[x] * (1 + 1e-12) + 0x1p-1060);
+    }
+    mmp_ref_result_clear(&r); mmp_ref_result_clear(&e);
+    free(aa); free(bb); free(cc);
+    prob_free(&p);
+}
+END_TEST
+
+/* ---- bad input: a status and a message, never a crash ---- */
+
+START_TEST(bad_input)
+{
+    float a[4] = {1, 2, 3, 4};
+    mmp_ref_result r; mmp_ref_result_init(&r);
+    mmp_gemm g;
+    mmp_gemm_init(&g, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 2, 2, 2);
+    mmp_error_clear();
+    ck_assert_int_eq(mmp_ref_gemm(&r, NULL, a, NULL, &g, NULL), MMP_STATUS_INVALID);
+    ck_assert(strlen(mmp_error_last()) > 0 && !strchr(mmp_error_last(), '\n'));
+    ck_assert_int_eq(mmp_ref_gemm(&r, a, NULL, NULL, &g, NULL), MMP_STATUS_INVALID);
+    g.beta = 1.0;
+    ck_assert_int_eq(mmp_ref_gemm(&r, a, a, NULL, &g, NULL), MMP_STATUS_INVALID);
+    g.beta = 0.0;
+    mmp_gemm h = g; h.k = 0;
+    ck_assert_int_eq(mmp_ref_gemm(&r, a, a, NULL, &h, NULL), MMP_STATUS_INVALID);
+    h = g; h.lda = -1;
+    ck_assert_int_eq(mmp_ref_gemm(&r, a, a, NULL, &h, NULL), MMP_STATUS_INVALID);
+    h = g; h.lb = MMP_LAYOUT_COL; h.ldb = 1;   /* ld < rows */
+    ck_assert_int_eq(mmp_ref_gemm(&r, a, a, NULL, &h, NULL), MMP_STATUS_INVALID);
+    h = g; h.a = (mmp_format)99;
+    ck_assert_int_eq(mmp_ref_gemm(&r, a, a, NULL, &h, NULL), MMP_STATUS_INVALID);
+    ck_assert_int_eq(mmp_ref_gemm(&r, a, a, NULL, NULL, NULL), MMP_STATUS_INVALID);
+    ck_assert_int_eq(mmp_ref_gemm(NULL, a, a, NULL, &g, NULL), MMP_STATUS_INVALID);
+    mmp_ref_options o; mmp_ref_options_init(&o); o.path = (mmp_ref_path)7;
+    ck_assert_int_eq(mmp_ref_gemm(&r, a, a, NULL, &g, &o), MMP_STATUS_INVALID);
+    double d64, dout;
+    ck_assert_int_eq(mmp_ref_element(&d64, &dout, a, a, NULL, &g, 2, 0), MMP_STATUS_INVALID);
+    ck_assert(r.d64 == NULL);
+#ifndef MMP_HAVE_CUDA
+    o.path = MMP_REF_PATH_CUDA;
+    ck_assert_int_eq(mmp_ref_gemm(&r, a, a, NULL, &g, &o), MMP_STATUS_UNSUPPORTED);
+#endif
+    mmp_ref_result_clear(&r);
+}
+END_TEST
+
+static Suite *reference_suite(void)
+{
+    Suite *s = suite_create("reference");
+    TCase *t = tcase_create("paths agree");
+    tcase_set_timeout(t, 120);
+    tcase_add_loop_test(t, paths_agree_random, 0, N_COMBOS);
+    tcase_add_loop_test(t, paths_agree_wide, 0, N_COMBOS);
+    tcase_add_loop_test(t, paths_agree_cancel, 0, N_COMBOS);
+    tcase_add_loop_test(t, paths_agree_special, 0, N_COMBOS);
+    suite_add_tcase(s, t);
+    TCase *k = tcase_create("known answers");
+    tcase_add_test(k, known_answers);
+    tcase_add_test(k, integer_exact_and_overflow);
+    tcase_add_test(k, certified_rarely_needs_mpfr);
+    tcase_add_test(k, absbound_is_an_upper_bound);
+    tcase_add_test(k, bad_input);
+    suite_add_tcase(s, k);
+    return s;
+}
+
+MMP_CHECK_MAIN(reference_suite)

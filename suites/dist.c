@@ -1,0 +1,242 @@
+/* dist.c — input distributions. Every element is a pure function of (seed, case data key,
+ * matrix, row, column), drawn through Philox (rng.c), so a failing element can be regenerated
+ * from the case ID alone. Values are returned unrounded; the runner stores them in the operand's
+ * format with round-to-nearest (saturating for integers).
+ *
+ *   exact    integers in [-q, q] with K q^2 < 2^(p-1) for the smallest precision p among the
+ *            accumulator, the multiply format and a float output: every partial sum is an
+ *            integer below 2^p, so exact in the accumulator, whatever the summation order.
+ *            When even q = 1 is too big, A is non-zero only every stride-th k (counting back
+ *            from k = K-1, so the K tail is always used).
+ *   uniform  U[-1, 1) (integers: the format's whole range)
+ *   normal   N(0, 1)  (integers: N(0, (max/4)^2), saturated)
+ *   wide     random sign and significand, binary exponent uniform from the smallest subnormal
+ *            up to a limit that keeps every product and sum finite in the accumulator and output
+ *   cancel   pairs a(i,2p) = a(i,2p+1), b(2p+1,j) = -b(2p,j)(1 + small): large terms cancel
+ *   onehot   one non-zero (small integer) per row of A and column of B, at one of two k
+ *            positions (seeded): a wrong index moves a value to a wrong output position
+ *   special  uniform values (|B| <= 1/2) with, per row of A by i % 8: NaN, +Inf, -Inf, -0,
+ *            max finite (when it cannot overflow the accumulator), min subnormal, and per column
+ *            of B by j % 4: +Inf, NaN; IEEE rules then decide NaN/Inf per output element.
+ */
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "suites/runner_internal.h"
+
+static const char *const dist_names[MMP_DIST_COUNT_] = {"exact", "uniform", "normal", "wide",
+                                                        "cancel", "onehot", "special"};
+
+const char *mmp_dist_name(mmp_dist d) { return (unsigned)d < MMP_DIST_COUNT_ ? dist_names[d] : "?"; }
+
+mmp_status mmp_dist_from_name(mmp_dist *d, const char *name)
+{
+    for (int i = 0; i < MMP_DIST_COUNT_; i++)
+        if (name && !strcasecmp(name, dist_names[i])) { *d = (mmp_dist)i; return MMP_STATUS_OK; }
+    return MMP_ERR(MMP_STATUS_INVALID,
+                   "unknown distribution '%s' (exact, uniform, normal, wide, cancel, onehot, special)",
+                   name ? name : "(null)");
+}
+
+uint64_t mmp_case_stream(const mmp_case *c)
+{
+    /* The ID is kernel/precision/shape[/ld][/layout]/dist/sSEED: hash what is between the
+     * kernel name and the seed. */
+    const char *s = strchr(c->id, '/');
+    const char *e = strrchr(c->id, '/');
+    char key[256];
+    size_t n = s && e && e > s ? (size_t)(e - s) : strlen(c->id);
+    if (n >= sizeof key) n = sizeof key - 1;
+    memcpy(key, s && e && e > s ? s : c->id, n);
+    key[n] = '\0';
+    return mmp_rng_hash(key);
+}
+
+static int log2_floor(double x) { int e; frexp(x, &e); return e - 1; }
+
+static int precision_of(mmp_format f)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    return fi && fi->is_float ? fi->precision : 31;
+}
+
+void mmp_dist_ctx_init(mmp_dist_ctx *x, const mmp_case *c)
+{
+    const mmp_kernel_desc *kd = c->kernel;
+    memset(x, 0, sizeof *x);
+    x->dist = c->dist;
+    x->seed = c->seed;
+    x->stream = mmp_case_stream(c);
+    x->k = c->k;
+    x->fmt[0] = (mmp_format)kd->a_format;
+    x->fmt[1] = (mmp_format)kd->b_format;
+    x->fmt[2] = (mmp_format)kd->c_format;
+    const mmp_format_info *acc = mmp_format_get_info((mmp_format)kd->acc_format);
+    const mmp_format_info *out = mmp_format_get_info((mmp_format)kd->d_format);
+    int acc_float = acc && acc->is_float;
+
+    /* exact: the precision every partial sum must fit in. */
+    int p = acc_float ? (kd->acc_bits > 0 ? kd->acc_bits : acc->precision) : 31;
+    if (out && out->is_float && out->precision < p) p = out->precision;
+    int q_in = 1 << 20;
+    for (int m = 0; m < 3; m++) {
+        const mmp_format_info *fi = mmp_format_get_info(x->fmt[m]);
+        if (!fi) continue;
+        int lim = fi->is_float ? (1 << (fi->precision < 20 ? fi->precision : 20)) : (int)fi->max_finite;
+        if (lim < q_in) q_in = lim;
+    }
+    if (kd->mul_format >= 0 && mmp_format_get_info((mmp_format)kd->mul_format)) {
+        int pm = precision_of((mmp_format)kd->mul_format);
+        if (pm < 20 && (1 << pm) < q_in) q_in = 1 << pm;
+    }
+    double cap = ldexp(1.0, p - 1) - 1;  /* every |partial sum| (and C) stays below this */
+    int64_t q = 1;
+    for (int64_t t = 8; t >= 1; t /= 2)
+        if (t <= q_in && (double)c->k * t * t + t <= cap) { q = t; break; }
+    x->exact_q = q;
+    x->exact_stride = 1;
+    if ((double)c->k * q * q + q > cap) x->exact_stride = (int64_t)ceil((double)c->k / (cap - 1));
+
+    /* onehot: rows of A and columns of B pick k in a window of 2 placed by the seed. */
+    x->onehot_width = c->k < 2 ? c->k : 2;
+    uint32_t w[4];
+    mmp_rng_philox(w, c->seed, x->stream, ~0ull, 7);
+    x->onehot_base = (int64_t)(w[0] % (uint64_t)(c->k - x->onehot_width + 1));
+
+    /* wide: 2 e_max + log2(K) + 2 <= log2(max) of accumulator and output. */
+    double lim = acc_float ? acc->max_finite : 0x1p30;
+    if (out && out->is_float && out->max_finite < lim) lim = out->max_finite;
+    int ehi = (log2_floor(lim) - log2_floor((double)c->k) - 2) / 2;
+    for (int m = 0; m < 3; m++) {
+        const mmp_format_info *fi = mmp_format_get_info(x->fmt[m]);
+        if (!fi || !fi->is_float) continue;
+        /* Products must not underflow the accumulator (the bound has no absolute underflow
+         * term): subnormal inputs only where their products stay normal (fp16 into fp32). */
+        int lo_acc = acc_float ? (log2_floor(acc->min_normal) + 1) / 2 + 1 : 0;
+        x->wide_lo[m] = log2_floor(fi->min_subnormal);
+        if (x->wide_lo[m] < lo_acc) x->wide_lo[m] = lo_acc;
+        x->wide_hi[m] = ehi < log2_floor(fi->max_finite) ? ehi : log2_floor(fi->max_finite);
+        if (m == MMP_MAT_C) x->wide_hi[m] = log2_floor(lim) - 2;
+        if (x->wide_hi[m] < x->wide_lo[m]) x->wide_hi[m] = x->wide_lo[m];
+    }
+    /* special: max finite of A times |b| <= 1/2 plus K terms of size <= 1 must stay finite. */
+    const mmp_format_info *fa = mmp_format_get_info(x->fmt[0]);
+    x->special_max = fa && acc_float && fa->max_finite * 0.5 + (double)c->k * 2 < lim * 0.5;
+}
+
+/* Uniform draws for (mat, i, j); draw selects an independent number for the same element. */
+static double U(const mmp_dist_ctx *x, int mat, int64_t i, int64_t j, int draw)
+{
+    return mmp_rng_uniform(x->seed, x->stream, (uint64_t)i << 32 | (uint32_t)j,
+                           (uint64_t)mat << 32 | (uint32_t)draw);
+}
+
+static int64_t randint(const mmp_dist_ctx *x, int mat, int64_t i, int64_t j, int draw, int64_t lo,
+                       int64_t hi)
+{
+    int64_t v = lo + (int64_t)floor(U(x, mat, i, j, draw) * (double)(hi - lo + 1));
+    return v > hi ? hi : v;
+}
+
+static double value_int(const mmp_dist_ctx *x, const mmp_format_info *fi, int mat, int64_t i, int64_t j)
+{
+    double lo = fi->lowest, hi = fi->max_finite;
+    switch (x->dist) {
+    case MMP_DIST_NORMAL: {
+        double v = nearbyint(mmp_rng_normal(x->seed, x->stream, (uint64_t)i << 32 | (uint32_t)j,
+                                            (uint64_t)mat << 32) * hi / 4);
+        return v < lo ? lo : v > hi ? hi : v;
+    }
+    case MMP_DIST_SPECIAL:
+        if (mat == MMP_MAT_A && i % 4 == 1 && j == (i * 7) % x->k) return lo;
+        if (mat == MMP_MAT_A && i % 4 == 2 && j == (i * 7) % x->k) return hi;
+        if (mat == MMP_MAT_B && j % 4 == 1 && i == (j * 5) % x->k) return lo;
+        return (double)randint(x, mat, i, j, 0, (int64_t)lo, (int64_t)hi);
+    case MMP_DIST_CANCEL: {
+        /* a pairs equal, b(2p+1) = -b(2p) + {-1, 0, 1} within range. */
+        if (mat == MMP_MAT_A) return (double)randint(x, mat, i, j / 2, 0, (int64_t)lo / 2, (int64_t)hi / 2);
+        if (mat == MMP_MAT_B) {
+            double v = (double)randint(x, mat, i / 2, j, 0, (int64_t)lo / 2, (int64_t)hi / 2);
+            if (i % 2) v = lo < 0 ? -v + (double)randint(x, mat, i, j, 1, -1, 1) : hi - v;
+            return v;
+        }
+        return 0;
+    }
+    default:   /* uniform, wide: the whole range */
+        return (double)randint(x, mat, i, j, 0, (int64_t)lo, (int64_t)hi);
+    }
+}
+
+double mmp_dist_value(const mmp_dist_ctx *x, int mat, int64_t i, int64_t j)
+{
+    const mmp_format_info *fi = mmp_format_get_info(x->fmt[mat]);
+    if (!fi) return 0;
+    int is_signed = fi->is_float || fi->is_signed;
+    /* (row, col) -> (outer index, k): A is M x K (k = col), B is K x N (k = row). */
+    int64_t kk = mat == MMP_MAT_A ? j : i, other = mat == MMP_MAT_A ? i : j;
+    switch (x->dist) {
+    case MMP_DIST_EXACT: {
+        if (mat == MMP_MAT_A && (x->k - 1 - kk) % x->exact_stride != 0) return 0;
+        int64_t q = x->exact_q;
+        return (double)randint(x, mat, i, j, 0, is_signed ? -q : 0, q);
+    }
+    case MMP_DIST_ONEHOT: {
+        if (mat == MMP_MAT_C) return 0;
+        /* position: a seeded choice among the window's k; half of D is non-zero when the
+         * window is 2 wide, and A's and B's values differ, so D(i,j) != D(j,i) */
+        uint32_t w[4];
+        mmp_rng_philox(w, x->seed, x->stream, (uint64_t)other, (uint64_t)mat << 32 | 0xFFFFu);
+        int64_t pos = x->onehot_base + (int64_t)(w[0] % (uint32_t)x->onehot_width);
+        if (kk != pos) return 0;
+        int64_t v = mat == MMP_MAT_A ? 1 + other % 7 : 1 + (other * 3 + 1) % 5;
+        return (double)(is_signed && (w[1] & 1) ? -v : v);
+    }
+    default:
+        break;
+    }
+    if (!fi->is_float) return value_int(x, fi, mat, i, j);
+    switch (x->dist) {
+    case MMP_DIST_UNIFORM:
+        return 2 * U(x, mat, i, j, 0) - 1;
+    case MMP_DIST_NORMAL:
+        return mmp_rng_normal(x->seed, x->stream, (uint64_t)i << 32 | (uint32_t)j, (uint64_t)mat << 32);
+    case MMP_DIST_WIDE: {
+        int e = (int)randint(x, mat, i, j, 1, x->wide_lo[mat], x->wide_hi[mat]);
+        double v = ldexp(1 + U(x, mat, i, j, 0), e);
+        return U(x, mat, i, j, 2) < 0.5 ? -v : v;
+    }
+    case MMP_DIST_CANCEL: {
+        if (mat == MMP_MAT_A) return 1 + U(x, mat, i, j / 2, 0);
+        if (mat == MMP_MAT_B) {
+            double v = (1 + U(x, mat, i / 2, j, 0)) * (U(x, mat, i / 2, j, 1) < 0.5 ? -1 : 1);
+            if (i % 2 == 0) return v;
+            /* -v (1 + d), |d| a few units in the last place of the input format */
+            double d = (2 * U(x, mat, i, j, 2) - 1) * ldexp(1.0, 3 - fi->precision);
+            return -v * (1 + d);
+        }
+        return 2 * U(x, mat, i, j, 0) - 1;
+    }
+    case MMP_DIST_SPECIAL: {
+        if (mat == MMP_MAT_A && j == (i * 7 + 3) % x->k) {
+            switch (i % 8) {
+            case 1: return NAN;
+            case 2: if (fi->has_inf) return INFINITY; break;
+            case 3: if (fi->has_inf) return -INFINITY; break;
+            case 4: return -0.0;
+            case 5: if (x->special_max) return fi->max_finite; break;
+            case 6: return fi->min_subnormal;
+            default: break;
+            }
+        }
+        if (mat == MMP_MAT_B && i == (j * 5 + 1) % x->k) {
+            if (j % 4 == 1 && fi->has_inf) return INFINITY;
+            if (j % 4 == 2) return NAN;
+        }
+        double u = 2 * U(x, mat, i, j, 0) - 1;
+        return mat == MMP_MAT_B ? u / 2 : u;
+    }
+    default:
+        return 0;
+    }
+}

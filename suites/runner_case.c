@@ -1,0 +1,446 @@
+/* runner_case.c — one case, start to verdict, in the calling process.
+ *
+ *  1. support: layouts, shape multiples, 4-bit ld, device and compute capability -> SKIP
+ *  2. inputs from the case's distribution into guarded buffers (canaries in guards and ld
+ *     padding), pristine copies kept; the reference from those stored inputs
+ *  3. two launches; before each the output holds poison (a NaN with a payload no arithmetic
+ *     makes; integer outputs: sentinel 0x5A.. then 0xA5..), the inputs are restored
+ *  4. after each: guard/padding damage of every buffer, changed input elements
+ *  5. unwritten = still poison (integers: the sentinel in both runs); nondeterministic = the two
+ *     outputs differ bitwise (unless the kernel declares itself non-deterministic)
+ *  6. metrics against the reference (metrics.h); exact inputs (exact, onehot, integer
+ *     accumulators) must match bit for bit, others the tolerance in force
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef MMP_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include "mmaprobe/cuda_check.h"
+#endif
+#include "suites/runner_internal.h"
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* Appends "; "-separated parts to r->message. */
+static void say(mmp_case_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void say(mmp_case_result *r, const char *fmt, ...)
+{
+    size_t used = strlen(r->message);
+    if (used + 3 >= sizeof r->message) return;
+    if (used) { strcpy(r->message + used, "; "); used += 2; }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->message + used, sizeof r->message - used, fmt, ap);
+    va_end(ap);
+}
+
+/* Poison (float outputs) and the two sentinels (integer outputs), as raw bits. */
+static uint64_t poison_bits(mmp_format f, int run)
+{
+    switch (f) {
+    case MMP_FORMAT_FP64: return 0x7FFDBADBADBADBADull;
+    case MMP_FORMAT_FP32: return 0x7FDADBADull;
+    case MMP_FORMAT_TF32: return 0x7FDAC000ull;
+    case MMP_FORMAT_FP16: return 0x7EADull;
+    case MMP_FORMAT_BF16: return 0x7FDAull;
+    case MMP_FORMAT_E4M3: return 0x7Full;   /* its only NaN */
+    case MMP_FORMAT_E5M2: return 0x7Eull;
+    case MMP_FORMAT_INT32: return run ? 0xA5A5A5A5ull : 0x5A5A5A5Aull;
+    case MMP_FORMAT_INT8: case MMP_FORMAT_UINT8: return run ? 0xA5 : 0x5A;
+    default: return run ? 0xA : 0x5;        /* 4-bit */
+    }
+}
+
+static void case_result_init(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
+{
+    mmp_case_result_init(r);
+    snprintf(r->id, sizeof r->id, "%s", c->id);
+    snprintf(r->kernel, sizeof r->kernel, "%s", c->kernel->name ? c->kernel->name : "?");
+    snprintf(r->family, sizeof r->family, "%s", c->kernel->family ? c->kernel->family : "plugin");
+    mmp_case_precision(r->precision, sizeof r->precision, c->kernel);
+    snprintf(r->dist, sizeof r->dist, "%s", mmp_dist_name(c->dist));
+    snprintf(r->suite, sizeof r->suite, "%s", c->suite);
+    r->m = c->m; r->n = c->n; r->k = c->k;
+    r->lda = c->lda; r->ldb = c->ldb; r->ldc = c->ldc; r->ldd = c->ldd;
+    r->seed = c->seed;
+    snprintf(r->tolerance, sizeof r->tolerance, "%s", mmp_tolerance_name(o->tol.mode));
+    r->shard_index = o->shard_index;
+    r->shard_count = o->shard_count;
+    r->device = c->kernel->where == MMP_KERNEL_DEVICE ? o->device : -1;
+}
+
+static int skip(mmp_case_result *r, const char *why)
+{
+    r->verdict = MMP_VERDICT_SKIP;
+    r->reasons |= MMP_REASON_UNSUPPORTED;
+    snprintf(r->message, sizeof r->message, "%s", why);
+    return 1;
+}
+
+/* ---- the device: queried once per process (this is a child of the runner) ---- */
+static int dev_state = -1, dev_cc;
+static char dev_reason[160];
+
+static void device_query(const mmp_runner_options *o)
+{
+    if (dev_state >= 0) return;
+    if (o->have_device == 0) {
+        dev_state = 0;
+        snprintf(dev_reason, sizeof dev_reason, "%s", o->no_device_reason[0] ? o->no_device_reason : "no CUDA device");
+        return;
+    }
+#ifdef MMP_HAVE_CUDA
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n <= o->device) {
+        dev_state = 0;
+        snprintf(dev_reason, sizeof dev_reason, "no CUDA device%s%s", e != cudaSuccess ? ": " : "",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "");
+        return;
+    }
+    struct cudaDeviceProp p;
+    if (cudaSetDevice(o->device) != cudaSuccess || cudaGetDeviceProperties(&p, o->device) != cudaSuccess) {
+        dev_state = 0;
+        snprintf(dev_reason, sizeof dev_reason, "no CUDA device: cannot use device %d", o->device);
+        return;
+    }
+    dev_state = 1;
+    dev_cc = p.major * 10 + p.minor;
+#else
+    dev_state = 0;
+    snprintf(dev_reason, sizeof dev_reason, "no CUDA device (built without CUDA)");
+#endif
+}
+
+/* 1 (and r is a SKIP) if the kernel cannot take this case. */
+static int unsupported(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
+{
+    const mmp_kernel_desc *k = c->kernel;
+    char why[200];
+    if (!(k->layouts_a & (1u << c->la)) || !(k->layouts_b & (1u << c->lb)) || !(k->layouts_d & (1u << c->ld)))
+        return skip(r, "layout not accepted by the kernel");
+    int64_t mm = k->m_multiple > 0 ? k->m_multiple : 1, nm = k->n_multiple > 0 ? k->n_multiple : 1,
+            km = k->k_multiple > 0 ? k->k_multiple : 1;
+    if (c->m % mm || c->n % nm || c->k % km) {
+        snprintf(why, sizeof why, "shape %lldx%lldx%lld: kernel needs multiples of %lldx%lldx%lld",
+                 (long long)c->m, (long long)c->n, (long long)c->k, (long long)mm, (long long)nm, (long long)km);
+        return skip(r, why);
+    }
+    mmp_gemm g;
+    mmp_case_gemm(&g, c);
+    if (mmp_gemm_check(&g) != MMP_STATUS_OK) {
+        snprintf(why, sizeof why, "invalid problem: %s", mmp_error_last());
+        return skip(r, why);
+    }
+    if (k->where == MMP_KERNEL_HOST) {
+        double work = (double)c->m * (double)c->n * (double)c->k;
+        if (work > ldexp(1.0, o->host_max_log2_work)) {
+            snprintf(why, sizeof why, "host kernel: M*N*K = %.3g above 2^%d (too slow on the CPU)", work,
+                     o->host_max_log2_work);
+            return skip(r, why);
+        }
+        return 0;
+    }
+    device_query(o);
+    if (!dev_state) return skip(r, dev_reason);
+    if ((k->arch_specific && dev_cc != k->min_cc) || dev_cc < k->min_cc) {
+        snprintf(why, sizeof why, "needs sm_%d%s, device is sm_%d", k->min_cc, k->arch_specific ? "a" : "", dev_cc);
+        return skip(r, why);
+    }
+    return 0;
+}
+
+typedef struct {
+    mmp_buffer buf[4];             /* A, B, C, D */
+    int have_c;
+    void *workspace;
+    size_t ws_size;
+} operands;
+
+static void operands_clear(operands *ops)
+{
+    for (int i = 0; i < 4; i++) mmp_buffer_clear(&ops->buf[i]);
+#ifdef MMP_HAVE_CUDA
+    if (ops->workspace && ops->buf[3].dev) cudaFree(ops->workspace);
+    else
+#endif
+        free(ops->workspace);
+}
+
+static mmp_status fill_inputs(operands *ops, const mmp_case *c)
+{
+    const mmp_kernel_desc *k = c->kernel;
+    mmp_dist_ctx x;
+    mmp_dist_ctx_init(&x, c);
+    ops->have_c = c->beta != 0 && k->reads_c;
+    MMP_TRY(mmp_buffer_init(&ops->buf[0], (mmp_format)k->a_format, c->la, c->lda, c->m, c->k));
+    MMP_TRY(mmp_buffer_init(&ops->buf[1], (mmp_format)k->b_format, c->lb, c->ldb, c->k, c->n));
+    if (ops->have_c) MMP_TRY(mmp_buffer_init(&ops->buf[2], (mmp_format)k->c_format, c->lc, c->ldc, c->m, c->n));
+    MMP_TRY(mmp_buffer_init(&ops->buf[3], (mmp_format)k->d_format, c->ld, c->ldd, c->m, c->n));
+    for (int mat = 0; mat < 3; mat++) {
+        mmp_buffer *b = &ops->buf[mat];
+        if (!b->image) continue;
+        mmp_buffer_fill_canary(b);
+        const mmp_format_info *fi = mmp_format_get_info(b->f);
+        void *data = mmp_buffer_host(b);
+        for (int64_t i = 0; i < b->rows; i++)
+            for (int64_t j = 0; j < b->cols; j++)
+                mmp_format_store(data, mmp_gemm_index(b->l, b->ld, i, j), mmp_dist_value(&x, mat, i, j), b->f,
+                                 MMP_ROUND_NEAREST_EVEN, !fi->is_float);
+        mmp_buffer_snapshot(b);
+    }
+    return MMP_STATUS_OK;
+}
+
+#ifdef MMP_HAVE_CUDA
+static int is_sticky(cudaError_t e)
+{
+    return e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure || e == cudaErrorHardwareStackError ||
+           e == cudaErrorIllegalInstruction || e == cudaErrorMisalignedAddress || e == cudaErrorInvalidAddressSpace ||
+           e == cudaErrorInvalidPc || e == cudaErrorAssert || e == cudaErrorLaunchTimeout ||
+           e == cudaErrorECCUncorrectable || e == cudaErrorUnknown;
+}
+#endif
+
+/* One launch; returns OK, MMP_STATUS_KERNEL (kernel error, r says why) or MMP_STATUS_CUDA
+ * (sticky: the process must stop using the device). */
+static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, double *ms)
+{
+    const mmp_kernel_desc *k = c->kernel;
+    int device = k->where == MMP_KERNEL_DEVICE;
+    mmp_kernel_args a;
+    memset(&a, 0, sizeof a);
+    a.m = c->m; a.n = c->n; a.k = c->k;
+    a.layout_a = c->la; a.layout_b = c->lb; a.layout_c = c->lc; a.layout_d = c->ld;
+    a.lda = c->lda; a.ldb = c->ldb; a.ldc = ops->have_c ? c->ldc : c->ldd; a.ldd = c->ldd;
+    a.alpha = c->alpha;
+    a.beta = ops->have_c ? c->beta : 0.0;
+    a.workspace = ops->workspace;
+    a.workspace_size = ops->ws_size;
+    if (!device) {
+        a.a = mmp_buffer_kernel_ptr(&ops->buf[0]);
+        a.b = mmp_buffer_kernel_ptr(&ops->buf[1]);
+        a.c = ops->have_c ? mmp_buffer_kernel_ptr(&ops->buf[2]) : NULL;
+        a.d = mmp_buffer_kernel_ptr(&ops->buf[3]);
+        double t0 = now_ms();
+        mmp_runner_phase(1);
+        int rc = k->run(&a);
+        mmp_runner_phase(0);
+        *ms = now_ms() - t0;
+        if (rc == MMP_KERNEL_UNSUPPORTED) return MMP_STATUS_UNSUPPORTED;
+        if (rc != 0) {
+            say(r, "launch: kernel returned %d", rc);
+            return MMP_STATUS_KERNEL;
+        }
+        return MMP_STATUS_OK;
+    }
+#ifdef MMP_HAVE_CUDA
+    static cudaStream_t stream;
+    if (!stream) MMP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    for (int i = 0; i < 4; i++)
+        if (ops->buf[i].image) MMP_TRY(mmp_buffer_upload(&ops->buf[i]));
+    a.a = mmp_buffer_kernel_ptr(&ops->buf[0]);
+    a.b = mmp_buffer_kernel_ptr(&ops->buf[1]);
+    a.c = ops->have_c ? mmp_buffer_kernel_ptr(&ops->buf[2]) : NULL;
+    a.d = mmp_buffer_kernel_ptr(&ops->buf[3]);
+    a.stream = stream;
+    cudaEvent_t e0, e1;
+    MMP_CUDA_CHECK(cudaEventCreate(&e0));
+    MMP_CUDA_CHECK(cudaEventCreate(&e1));
+    MMP_CUDA_CHECK(cudaEventRecord(e0, stream));
+    mmp_runner_phase(1);
+    int rc = k->run(&a);
+    cudaError_t le = cudaGetLastError();
+    cudaEventRecord(e1, stream);
+    cudaError_t se = cudaStreamSynchronize(stream);
+    mmp_runner_phase(0);
+    float t = 0;
+    if (se == cudaSuccess) cudaEventElapsedTime(&t, e0, e1);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    *ms = t;
+    cudaError_t err = se != cudaSuccess ? se : le;
+    if (err != cudaSuccess) {
+        say(r, "cuda: %s (%s)", cudaGetErrorName(err), cudaGetErrorString(err));
+        r->reasons |= MMP_REASON_CUDA;
+        if (is_sticky(err)) return MMP_ERR(MMP_STATUS_CUDA, "sticky CUDA error: %s", cudaGetErrorString(err));
+        return MMP_STATUS_KERNEL;
+    }
+    if (rc == MMP_KERNEL_UNSUPPORTED) return MMP_STATUS_UNSUPPORTED;
+    if (rc != 0) {
+        say(r, "launch: kernel returned %d", rc);
+        return MMP_STATUS_KERNEL;
+    }
+    for (int i = 0; i < 4; i++)
+        if (ops->buf[i].image) MMP_TRY(mmp_buffer_download(&ops->buf[i]));
+    return MMP_STATUS_OK;
+#else
+    return MMP_ERR(MMP_STATUS_NO_DEVICE, "device kernel in a build without CUDA");
+#endif
+}
+
+static const char *const mat_names[4] = {"A", "B", "C", "D"};
+
+/* Guard, padding and input damage after a launch; reasons and counts into r. */
+static void check_damage(mmp_case_result *r, operands *ops, int run)
+{
+    for (int mat = 0; mat < 4; mat++) {
+        mmp_buffer *b = &ops->buf[mat];
+        if (!b->image) continue;
+        mmp_damage d;
+        mmp_buffer_damage(&d, b, mat < 3);
+        if (d.guard_bytes) {
+            r->reasons |= MMP_REASON_GUARD;
+            r->n_guard += d.guard_bytes;
+            say(r, "guard: %lld bytes of %s's guard changed (run %d), first at byte %+lld from its %s",
+                (long long)d.guard_bytes, mat_names[mat], run + 1,
+                d.first_guard < 0 ? d.first_guard : d.first_guard - (long long)b->data_bytes,
+                d.first_guard < 0 ? "start" : "end");
+        }
+        if (d.padding) {
+            r->reasons |= MMP_REASON_GUARD;
+            r->n_guard += d.padding;
+            say(r, "guard: %lld ld-padding elements of %s changed (run %d), first at [%lld][%lld] of ld %lld",
+                (long long)d.padding, mat_names[mat], run + 1, (long long)d.pad_i, (long long)d.pad_j,
+                (long long)b->ld);
+        }
+        if (d.logical) {
+            r->reasons |= MMP_REASON_INPUT_MODIFIED;
+            r->n_input_modified += d.logical;
+            say(r, "input-modified: %lld elements of %s (run %d), first (%lld,%lld)", (long long)d.logical,
+                mat_names[mat], run + 1, (long long)d.log_i, (long long)d.log_j);
+        }
+    }
+}
+
+static int bits_equal(uint64_t x, uint64_t y, mmp_format f)
+{
+    if (x == y) return 1;
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    return fi->is_float && isnan(mmp_format_decode(x, f)) && isnan(mmp_format_decode(y, f));
+}
+
+static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
+{
+    const mmp_kernel_desc *k = c->kernel;
+    mmp_format df = (mmp_format)k->d_format;
+    const mmp_format_info *dfi = mmp_format_get_info(df);
+    operands ops;
+    memset(&ops, 0, sizeof ops);
+    mmp_ref ref;
+    memset(&ref, 0, sizeof ref);
+    void *out[2] = {NULL, NULL};
+    mmp_status st = fill_inputs(&ops, c);
+    if (st != MMP_STATUS_OK) goto done;
+    double t0 = now_ms();
+    st = mmp_ref_compute(&ref, c, &ops.buf[0], &ops.buf[1], ops.have_c ? &ops.buf[2] : NULL, o->device);
+    r->time_reference_ms = now_ms() - t0;
+    r->n_mpfr = ref.n_mpfr;
+    if (st != MMP_STATUS_OK) goto done;
+    if (k->workspace_bytes) {
+        ops.ws_size = k->workspace_bytes(c->m, c->n, c->k);
+        if (ops.ws_size) {
+#ifdef MMP_HAVE_CUDA
+            if (k->where == MMP_KERNEL_DEVICE) {
+                if (cudaMalloc(&ops.workspace, ops.ws_size) != cudaSuccess) ops.workspace = NULL;
+            } else
+#endif
+                ops.workspace = malloc(ops.ws_size);
+            if (!ops.workspace) {
+                st = MMP_ERR(MMP_STATUS_NO_MEMORY, "cannot allocate a %zu-byte workspace", ops.ws_size);
+                goto done;
+            }
+        }
+    }
+    mmp_buffer *d = &ops.buf[3];
+    for (int run = 0; run < 2; run++) {
+        for (int mat = 0; mat < 3; mat++)
+            if (ops.buf[mat].image) mmp_buffer_restore(&ops.buf[mat]);
+        mmp_buffer_fill_canary(d);
+        mmp_buffer_fill_logical_bits(d, poison_bits(df, run));
+        mmp_buffer_snapshot(d);
+        double ms = 0;
+        st = launch(r, &ops, c, &ms);
+        if (st == MMP_STATUS_UNSUPPORTED) {
+            skip(r, "the kernel's entry point declined these arguments (MMP_KERNEL_UNSUPPORTED)");
+            st = MMP_STATUS_OK;
+            goto done;
+        }
+        if (st != MMP_STATUS_OK) {
+            r->verdict = MMP_VERDICT_ERROR;
+            if (st == MMP_STATUS_KERNEL && !(r->reasons & MMP_REASON_CUDA)) r->reasons |= MMP_REASON_LAUNCH;
+            if (st == MMP_STATUS_KERNEL) st = MMP_STATUS_OK;
+            else if (st != MMP_STATUS_CUDA) say(r, "%s", mmp_error_last());
+            goto done;
+        }
+        if (run == 0 || ms < r->time_kernel_ms) r->time_kernel_ms = ms;
+        check_damage(r, &ops, run);
+        out[run] = malloc(d->data_bytes);
+        if (!out[run]) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory"); goto done; }
+        memcpy(out[run], mmp_buffer_host(d), d->data_bytes);
+    }
+    /* Unwritten and nondeterministic; unwritten elements are then set to the expected value so
+     * that they are reported once, as unwritten, and not again as wrong values. */
+    int64_t un_i = -1, un_j = -1, nd_i = -1, nd_j = -1;
+    for (int64_t i = 0; i < c->m; i++)
+        for (int64_t j = 0; j < c->n; j++) {
+            size_t idx = mmp_gemm_index(c->ld, c->ldd, i, j);
+            uint64_t x0 = mmp_format_load_bits(out[0], idx, df), x1 = mmp_format_load_bits(out[1], idx, df);
+            int un = dfi->is_float ? (x0 == poison_bits(df, 0) || x1 == poison_bits(df, 1))
+                                   : (x0 == poison_bits(df, 0) && x1 == poison_bits(df, 1));
+            if (un) {
+                if (!r->n_unwritten++) { un_i = i; un_j = j; }
+                mmp_format_store(out[0], idx, ref.want_out[i * c->n + j], df, MMP_ROUND_NEAREST_EVEN, 0);
+                continue;
+            }
+            if (!bits_equal(x0, x1, df) && !r->n_nondet++) { nd_i = i; nd_j = j; }
+        }
+    if (r->n_unwritten) {
+        r->reasons |= MMP_REASON_UNWRITTEN;
+        say(r, "unwritten: %lld of %lld output elements still hold poison, first (%lld,%lld)",
+            (long long)r->n_unwritten, (long long)(c->m * c->n), (long long)un_i, (long long)un_j);
+    }
+    if (r->n_nondet && k->deterministic) {
+        r->reasons |= MMP_REASON_NONDETERMINISTIC;
+        say(r, "nondeterministic: %lld elements differ between two runs, first (%lld,%lld)",
+            (long long)r->n_nondet, (long long)nd_i, (long long)nd_j);
+    }
+    mmp_check_output(r, c, &ref, out[0], o);
+    r->verdict = (r->reasons & ~(uint32_t)MMP_REASON_OVERFLOW) ? MMP_VERDICT_FAIL : MMP_VERDICT_PASS;
+done:
+    free(out[0]);
+    free(out[1]);
+    mmp_ref_clear(&ref);
+    operands_clear(&ops);
+    return st;
+}
+
+mmp_status mmp_runner_run_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
+{
+    double t0 = now_ms();
+    case_result_init(r, c, o);
+    if (!c->kernel->run) {
+        r->verdict = MMP_VERDICT_ERROR;
+        r->reasons |= MMP_REASON_LAUNCH;
+        snprintf(r->message, sizeof r->message, "kernel has no entry point");
+        return MMP_STATUS_OK;
+    }
+    if (unsupported(r, c, o)) return MMP_STATUS_OK;
+    mmp_status st = run_case(r, c, o);
+    if (st != MMP_STATUS_OK) {
+        r->verdict = MMP_VERDICT_ERROR;
+        if (st == MMP_STATUS_CUDA) r->reasons |= MMP_REASON_CUDA;
+        if (!r->message[0]) snprintf(r->message, sizeof r->message, "%s", mmp_error_last());
+    }
+    r->time_total_ms = now_ms() - t0;
+    return st;
+}

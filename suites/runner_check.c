@@ -1,0 +1,104 @@
+/* runner_check.c — a case's output against the reference: metrics (metrics.h) and the FAIL
+ * reasons exact-mismatch, bound-exceeded and nan-mismatch, with first positions.
+ *
+ * Exact comparison (bit for bit with the reference rounded to the output format) applies when
+ * every partial sum is exact whatever the order: the exact and onehot distributions (dist.c
+ * picks their values so) and integer accumulators. Otherwise the tolerance in force decides;
+ * the default is the deterministic bound with the accumulator's TRUNCATION unit 2^(1-p)
+ * (metrics.h: tensor cores align and normalise toward zero).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "suites/runner_internal.h"
+
+void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
+                      const mmp_runner_options *o)
+{
+    const mmp_kernel_desc *k = c->kernel;
+    mmp_format df = (mmp_format)k->d_format;
+    mmp_metrics_input in;
+    memset(&in, 0, sizeof in);
+    in.got = got;
+    in.d_format = df;
+    in.layout = c->ld;
+    in.ldd = c->ldd;
+    in.want64 = ref->exact;
+    in.want_out = ref->want_out;
+    in.absbound = ref->absdot;
+    in.m = c->m; in.n = c->n; in.k = c->k;
+    in.u_acc = mmp_metrics_unit_truncation((mmp_format)k->acc_format, k->acc_bits);
+    in.acc_format = k->acc_format;
+    /* Inputs rounded to a narrower multiply format (e.g. fp32 -> tf32): either rounding. */
+    if (k->mul_format >= 0 && k->mul_format != k->a_format) {
+        const mmp_format_info *mf = mmp_format_get_info((mmp_format)k->mul_format);
+        const mmp_format_info *af = mmp_format_get_info((mmp_format)k->a_format);
+        if (mf && af && mf->is_float && af->is_float && mf->precision < af->precision)
+            in.u_mul = ldexp(1.0, 1 - mf->precision);
+    }
+    mmp_status st = mmp_metrics_compute(&r->metrics, &in, &o->tol);
+    if (st != MMP_STATUS_OK) {
+        r->reasons |= MMP_REASON_BOUND_EXCEEDED;
+        snprintf(r->message, sizeof r->message, "metrics: %s", mmp_error_last());
+        return;
+    }
+    mmp_metrics *m = &r->metrics;
+    if (m->nan_mismatch || m->inf_mismatch) {
+        r->reasons |= MMP_REASON_NAN_MISMATCH;
+        /* first element whose NaN/Inf class differs */
+        for (int64_t i = 0; i < c->m; i++)
+            for (int64_t j = 0; j < c->n; j++) {
+                double g = mmp_format_load(got, mmp_gemm_index(c->ld, c->ldd, i, j), df);
+                double w = ref->exact[i * c->n + j];
+                int bad = isnan(g) != isnan(w) || (!isnan(w) && (isinf(g) || isinf(w)) && g != w);
+                if (!bad) continue;
+                char *msg = r->message;
+                size_t used = strlen(msg);
+                snprintf(msg + used, sizeof r->message - used,
+                         "%snan-mismatch: %lld NaN and %lld Inf mismatches, first (%lld,%lld) got %g want %g",
+                         used ? "; " : "", (long long)m->nan_mismatch, (long long)m->inf_mismatch,
+                         (long long)i, (long long)j, g, w);
+                goto nan_done;
+            }
+    }
+nan_done:;
+    const mmp_format_info *acc = mmp_format_get_info((mmp_format)k->acc_format);
+    int exact = c->dist == MMP_DIST_EXACT || c->dist == MMP_DIST_ONEHOT || (acc && !acc->is_float);
+    const mmp_format_info *dfi = mmp_format_get_info(df);
+    if (!dfi->is_float)
+        for (int64_t t = 0; t < c->m * c->n; t++)
+            if (fabs(ref->exact[t]) > dfi->max_finite || ref->exact[t] < dfi->lowest) {
+                r->reasons |= MMP_REASON_OVERFLOW;  /* a fact about the inputs, not a failure */
+                break;
+            }
+    if (exact) {
+        int64_t bad = 0, bi = -1, bj = -1;
+        double bg = 0, bw = 0;
+        for (int64_t i = 0; i < c->m; i++)
+            for (int64_t j = 0; j < c->n; j++) {
+                double g = mmp_format_load(got, mmp_gemm_index(c->ld, c->ldd, i, j), df);
+                double w = ref->want_out[i * c->n + j];
+                if (isnan(g) || isnan(w) || g == w) continue;
+                if (!bad++) { bi = i; bj = j; bg = g; bw = w; }
+            }
+        if (bad) {
+            r->reasons |= MMP_REASON_EXACT_MISMATCH;
+            size_t used = strlen(r->message);
+            snprintf(r->message + used, sizeof r->message - used,
+                     "%sexact-mismatch: %lld elements differ from the exact result, first (%lld,%lld) got %.17g want %.17g",
+                     used ? "; " : "", (long long)bad, (long long)bi, (long long)bj, bg, bw);
+        }
+        return;
+    }
+    int64_t finite_bad = m->above_tol - m->nan_mismatch - m->inf_mismatch;
+    if (finite_bad > 0) {
+        r->reasons |= MMP_REASON_BOUND_EXCEEDED;
+        size_t used = strlen(r->message);
+        snprintf(r->message + used, sizeof r->message - used,
+                 "%sbound-exceeded: %lld elements beyond the %s tolerance, first (%lld,%lld); worst "
+                 "error/bound %.3g at (%lld,%lld) got %.9g want %.9g",
+                 used ? "; " : "", (long long)finite_bad, mmp_tolerance_name(o->tol.mode),
+                 (long long)m->first_bad_i, (long long)m->first_bad_j, m->max_ratio_det, (long long)m->worst_i,
+                 (long long)m->worst_j, m->worst_got, m->worst_want);
+    }
+}

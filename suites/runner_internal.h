@@ -1,0 +1,107 @@
+/* suites/runner_internal.h — the runner's internal pieces (not installed, not plugin ABI):
+ * distributions' per-case parameters, guarded buffers, the reference/compare step.
+ *
+ *   mmp_dist_ctx x; mmp_dist_ctx_init(&x, &case);
+ *   double v = mmp_dist_value(&x, MMP_MAT_A, i, k);          // before rounding to A's format
+ *   mmp_buffer b; mmp_buffer_init(&b, fmt, layout, ld, rows, cols); ... mmp_buffer_clear(&b);
+ */
+#ifndef MMAPROBE_RUNNER_INTERNAL_H
+#define MMAPROBE_RUNNER_INTERNAL_H
+
+#include "mmaprobe/reference.h"
+#include "mmaprobe/runner.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void mmp_rng_philox_raw(uint32_t out[4], const uint32_t ctr[4], const uint32_t key[2]);
+
+enum { MMP_MAT_A = 0, MMP_MAT_B = 1, MMP_MAT_C = 2 };
+
+/* ---- dist.c ---- */
+typedef struct mmp_dist_ctx {
+    mmp_dist dist;
+    uint64_t seed, stream;         /* stream = hash of the case's data key */
+    int64_t k;
+    mmp_format fmt[3];             /* A, B, C storage formats */
+    int64_t exact_q;               /* exact: integers in [-q, q] ... */
+    int64_t exact_stride;          /* ... non-zero only where (K-1-k) % stride == 0 */
+    int64_t onehot_base, onehot_width; /* onehot: the non-zero of row i of A is in
+                                          [base, base + width) */
+    int wide_lo[3], wide_hi[3];    /* wide: binary exponents drawn in [lo, hi] */
+    int special_max;               /* special: place max finite (safe in the accumulator) */
+} mmp_dist_ctx;
+
+void mmp_dist_ctx_init(mmp_dist_ctx *x, const mmp_case *c);
+/* The value of element (i, j) of matrix mat (before rounding to its storage format). */
+double mmp_dist_value(const mmp_dist_ctx *x, int mat, int64_t i, int64_t j);
+/* The case's data key: the ID without the kernel name and the seed (same data for every kernel
+ * of one precision), hashed. */
+uint64_t mmp_case_stream(const mmp_case *c);
+
+/* ---- buffer.c: a host image  guard | data (ld padding included) | guard  ---- */
+#define MMP_GUARD_BYTES 4096
+#define MMP_CANARY_BYTE 0xC5
+
+typedef struct mmp_buffer {
+    unsigned char *image;          /* guard + data + guard, 4096-aligned */
+    unsigned char *pristine;       /* copy of the image as filled before the launch */
+    size_t data_bytes, total;
+    size_t span;                   /* elements spanned (incl. ld padding) */
+    mmp_format f;
+    mmp_layout l;
+    int64_t ld, rows, cols;
+    void *dev;                     /* device copy of the image (CUDA) or NULL */
+} mmp_buffer;
+
+mmp_status mmp_buffer_init(mmp_buffer *b, mmp_format f, mmp_layout l, int64_t ld, int64_t rows,
+                           int64_t cols);
+void mmp_buffer_clear(mmp_buffer *b);
+static inline void *mmp_buffer_host(mmp_buffer *b) { return b->image + MMP_GUARD_BYTES; }
+void *mmp_buffer_kernel_ptr(mmp_buffer *b);   /* device data pointer if on device, else host */
+void mmp_buffer_fill_canary(mmp_buffer *b);   /* every byte (guards, data, padding) = canary */
+void mmp_buffer_fill_logical_bits(mmp_buffer *b, uint64_t bits);
+void mmp_buffer_snapshot(mmp_buffer *b);      /* pristine = image */
+void mmp_buffer_restore(mmp_buffer *b);       /* image = pristine */
+
+typedef struct mmp_damage {
+    int64_t guard_bytes;           /* guard bytes changed */
+    long long first_guard;         /* offset from the data start (negative: before) */
+    int64_t padding;               /* ld padding elements changed */
+    int64_t pad_i, pad_j;          /* first one as (index / ld, index % ld) */
+    int64_t logical;               /* logical elements changed (inputs) */
+    int64_t log_i, log_j;
+} mmp_damage;
+/* Compare the image with pristine: guards, padding, and (if logical) the matrix elements. */
+void mmp_buffer_damage(mmp_damage *dmg, const mmp_buffer *b, int logical);
+
+#ifdef MMP_HAVE_CUDA
+mmp_status mmp_buffer_upload(mmp_buffer *b);   /* allocate (once) and copy the image over */
+mmp_status mmp_buffer_download(mmp_buffer *b); /* image = device copy */
+#endif
+
+/* ---- runner_ref.c (reference), runner_check.c (metrics, verdict reasons) ---- */
+typedef struct mmp_ref {
+    mmp_ref_result res;            /* owns the arrays below */
+    int64_t n_mpfr;
+    double *exact;                 /* alpha*sum + beta*c (long double sums), M x N row-major */
+    double *absdot;                /* |alpha| sum |a||b| + |beta||c| */
+    double *want_out;              /* exact rounded to the output format (nearest even) */
+    int int_acc;                   /* integer accumulator: results are exact */
+} mmp_ref;
+mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_buffer *b,
+                           mmp_buffer *cc, int device);
+void mmp_ref_clear(mmp_ref *ref);
+/* Compare got (D's data in the case's layout and ldd) with the reference; fill r's metrics,
+ * reasons and message. */
+void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
+                      const mmp_runner_options *o);
+
+/* ---- runner_run.c: phase messages from a runner child (no-op elsewhere) ---- */
+void mmp_runner_phase(int in_kernel);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

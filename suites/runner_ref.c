@@ -1,0 +1,52 @@
+/* runner_ref.c — the reference of a case: the certified reference GEMM (reference.h) on the
+ * stored inputs: exact D rounded to binary64 and to the output format, and S_ij for the bounds.
+ * Device kernels use its cuBLAS path (we are in the runner's child, which never forks), host
+ * kernels and machines without a device the certified CPU path (Ozaki + OpenBLAS, MPFR for
+ * undecided elements). */
+#include <string.h>
+
+#include "mmaprobe/reference.h"
+#include "suites/runner_internal.h"
+
+mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_buffer *b,
+                           mmp_buffer *cc, int device)
+{
+    memset(ref, 0, sizeof *ref);
+    mmp_ref_result *r = &ref->res;
+    mmp_ref_result_init(r);
+    mmp_gemm g;
+    mmp_case_gemm(&g, c);
+    if (!cc) g.beta = 0;
+    mmp_ref_options o;
+    mmp_ref_options_init(&o);
+    o.want_absbound = 1;
+    o.device = device;
+    mmp_status st = MMP_STATUS_UNSUPPORTED;
+#ifdef MMP_HAVE_CUDA
+    if (c->kernel->where == MMP_KERNEL_DEVICE) {
+        o.path = MMP_REF_PATH_CUDA;
+        st = mmp_ref_gemm(r, mmp_buffer_host(a), mmp_buffer_host(b), cc ? mmp_buffer_host(cc) : NULL, &g, &o);
+        if (st != MMP_STATUS_OK) {   /* fall back to the CPU path */
+            mmp_ref_result_clear(r);
+            mmp_ref_result_init(r);
+        }
+    }
+#endif
+    if (st != MMP_STATUS_OK) {
+        o.path = MMP_REF_PATH_CERTIFIED;
+        MMP_TRY(mmp_ref_gemm(r, mmp_buffer_host(a), mmp_buffer_host(b), cc ? mmp_buffer_host(cc) : NULL, &g, &o));
+    }
+    ref->exact = r->d64;
+    ref->absdot = r->absbound;
+    ref->want_out = r->dout;
+    ref->n_mpfr = r->n_mpfr;
+    const mmp_format_info *acc = mmp_format_get_info((mmp_format)c->kernel->acc_format);
+    ref->int_acc = acc && !acc->is_float;
+    return MMP_STATUS_OK;
+}
+
+void mmp_ref_clear(mmp_ref *ref)
+{
+    if (ref->exact || ref->want_out) mmp_ref_result_clear(&ref->res);
+    memset(ref, 0, sizeof *ref);
+}

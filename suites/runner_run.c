@@ -1,0 +1,234 @@
+/* runner_run.c — a list of cases, each kernel's cases in a forked child.
+ *
+ * The parent never touches CUDA. For each run of consecutive cases of one kernel it forks a
+ * child that runs them in order and streams fixed-size messages back through a pipe: "case i
+ * starts", "kernel launch starts/ends", "result of case i" (the mmp_case_result struct). The
+ * parent enforces the per-case timeout on the kernel phase (and 30x that on the whole case, for
+ * the reference), and turns a child that dies (signal, sanitizer abort, exit after a sticky CUDA
+ * error) or runs past its time into an ERROR for the case in flight, then forks a fresh child
+ * for the kernel's remaining cases. A stop request (SIGINT/SIGTERM in the caller) kills the
+ * child and leaves the unfinished cases as ERROR "interrupted".
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "suites/runner_internal.h"
+
+enum { MSG_START = 1, MSG_KERNEL = 2, MSG_KERNEL_DONE = 3, MSG_RESULT = 4 };
+typedef struct {
+    uint32_t type;
+    uint32_t pad;
+    uint64_t index;
+} msg_header;
+
+static int child_fd = -1;
+static uint64_t child_index;
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+    char *c = p;
+    while (n) {
+        ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static void send_msg(uint32_t type, uint64_t index)
+{
+    msg_header h = {type, 0, index};
+    if (child_fd >= 0) write_all(child_fd, &h, sizeof h);
+}
+
+/* Called by runner_case.c around the kernel launch (no-op outside a runner child). */
+void mmp_runner_phase(int in_kernel)
+{
+    send_msg(in_kernel ? MSG_KERNEL : MSG_KERNEL_DONE, child_index);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void preset(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o, uint32_t reason,
+                   const char *msg)
+{
+    mmp_case_result_init(r);
+    snprintf(r->id, sizeof r->id, "%s", c->id);
+    snprintf(r->kernel, sizeof r->kernel, "%s", c->kernel->name ? c->kernel->name : "?");
+    snprintf(r->family, sizeof r->family, "%s", c->kernel->family ? c->kernel->family : "plugin");
+    mmp_case_precision(r->precision, sizeof r->precision, c->kernel);
+    snprintf(r->dist, sizeof r->dist, "%s", mmp_dist_name(c->dist));
+    snprintf(r->suite, sizeof r->suite, "%s", c->suite);
+    r->m = c->m; r->n = c->n; r->k = c->k;
+    r->lda = c->lda; r->ldb = c->ldb; r->ldc = c->ldc; r->ldd = c->ldd;
+    r->seed = c->seed;
+    snprintf(r->tolerance, sizeof r->tolerance, "%s", mmp_tolerance_name(o->tol.mode));
+    r->shard_index = o->shard_index;
+    r->shard_count = o->shard_count;
+    r->device = c->kernel->where == MMP_KERNEL_DEVICE ? o->device : -1;
+    r->verdict = MMP_VERDICT_ERROR;
+    r->reasons = reason;
+    snprintf(r->message, sizeof r->message, "%s", msg);
+}
+
+/* The child: run cases [from, to) and report. Never returns. */
+static void child_main(int fd, const mmp_case *cases, size_t from, size_t to, const mmp_runner_options *o)
+{
+    signal(SIGINT, SIG_IGN);   /* the parent decides; it kills us on a stop request */
+    signal(SIGTERM, SIG_DFL);
+    child_fd = fd;
+    mmp_runner_options co = *o;
+    co.progress = NULL;
+    co.jsonl = NULL;
+    for (size_t i = from; i < to; i++) {
+        child_index = i;
+        send_msg(MSG_START, i);
+        mmp_case_result r;
+        mmp_status st = mmp_runner_run_case(&r, &cases[i], &co);
+        msg_header h = {MSG_RESULT, 0, i};
+        if (write_all(fd, &h, sizeof h) || write_all(fd, &r, sizeof r)) _exit(4);
+        if (st == MMP_STATUS_CUDA) _exit(3);   /* sticky CUDA error: a fresh process goes on */
+    }
+    _exit(0);
+}
+
+static void deliver(mmp_case_result *results, size_t i, const mmp_case_result *r, mmp_runner_result_fn cb, void *user)
+{
+    results[i] = *r;
+    if (cb) cb(&results[i], i, user);
+}
+
+static int stopped(const mmp_runner_options *o) { return o->stop && *o->stop; }
+
+mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_t n,
+                          const mmp_runner_options *o, mmp_runner_result_fn on_result, void *user)
+{
+    for (size_t i = 0; i < n; i++)
+        preset(&results[i], &cases[i], o, MMP_REASON_INTERRUPTED, "interrupted before this case finished");
+    size_t g0 = 0;
+    while (g0 < n && !stopped(o)) {
+        size_t g1 = g0 + 1;
+        while (g1 < n && cases[g1].kernel == cases[g0].kernel) g1++;
+        size_t next = g0;
+        while (next < g1 && !stopped(o)) {
+            if (!o->isolate) {
+                mmp_case_result r;
+                mmp_runner_run_case(&r, &cases[next], o);
+                deliver(results, next, &r, on_result, user);
+                next++;
+                continue;
+            }
+            int fds[2];
+            if (pipe(fds) != 0) return MMP_ERR(MMP_STATUS_INTERNAL, "pipe: %s", strerror(errno));
+            fflush(NULL);
+            pid_t pid = fork();
+            if (pid < 0) {
+                close(fds[0]);
+                close(fds[1]);
+                return MMP_ERR(MMP_STATUS_INTERNAL, "fork: %s", strerror(errno));
+            }
+            if (pid == 0) {
+                close(fds[0]);
+                child_main(fds[1], cases, next, g1, o);
+            }
+            close(fds[1]);
+            double timeout = o->timeout_s > 0 ? o->timeout_s : 60;
+            double case_start = now_s(), kernel_start = 0;
+            int in_kernel = 0, ended = 0;
+            const char *why = NULL;
+            uint32_t reason = 0;
+            char buf[200];
+            while (!ended) {
+                if (stopped(o)) { why = "interrupted"; reason = MMP_REASON_INTERRUPTED; break; }
+                double t = now_s();
+                if ((in_kernel && t - kernel_start > timeout) || t - case_start > 30 * timeout) {
+                    snprintf(buf, sizeof buf, "timeout: the case ran past %g s%s (child killed)",
+                             in_kernel ? timeout : 30 * timeout, in_kernel ? " in the kernel" : "");
+                    why = buf;
+                    reason = MMP_REASON_TIMEOUT;
+                    break;
+                }
+                struct pollfd p = {fds[0], POLLIN, 0};
+                int pr = poll(&p, 1, 100);
+                if (pr < 0 && errno == EINTR) continue;
+                if (pr <= 0) continue;
+                msg_header h;
+                if (read_all(fds[0], &h, sizeof h)) { ended = 1; break; }
+                if (h.type == MSG_START) { case_start = now_s(); in_kernel = 0; }
+                else if (h.type == MSG_KERNEL) { kernel_start = now_s(); in_kernel = 1; }
+                else if (h.type == MSG_KERNEL_DONE) in_kernel = 0;
+                else if (h.type == MSG_RESULT) {
+                    mmp_case_result r;
+                    if (read_all(fds[0], &r, sizeof r) || h.index != next) { ended = 1; break; }
+                    deliver(results, next, &r, on_result, user);
+                    next++;
+                    in_kernel = 0;
+                    case_start = now_s();
+                }
+            }
+            int status = 0;
+            if (!ended) kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            close(fds[0]);
+            if (next >= g1) break;
+            if (!why) {
+                reason = MMP_REASON_CRASH;
+                if (WIFSIGNALED(status))
+                    snprintf(buf, sizeof buf, "crash: the kernel's process died of signal %d (%s)", WTERMSIG(status),
+                             strsignal(WTERMSIG(status)));
+                else if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+                    snprintf(buf, sizeof buf, "cuda: sticky CUDA error, process restarted"), reason = MMP_REASON_CUDA;
+                else
+                    snprintf(buf, sizeof buf, "crash: the kernel's process exited with status %d without a result",
+                             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+                why = buf;
+            }
+            if (reason == MMP_REASON_INTERRUPTED) break;
+            mmp_case_result r;
+            preset(&r, &cases[next], o, reason, why);
+            deliver(results, next, &r, on_result, user);
+            next++;
+        }
+        g0 = g1;
+    }
+    return MMP_STATUS_OK;
+}
+
+void mmp_runner_options_init(mmp_runner_options *o)
+{
+    memset(o, 0, sizeof *o);
+    mmp_tolerance_init(&o->tol);
+    o->timeout_s = 60;
+    o->isolate = 1;
+    o->device = 0;
+    o->shard_index = 0;
+    o->shard_count = 1;
+    o->have_device = -1;
+    o->host_max_log2_work = 30;
+}
