@@ -85,6 +85,7 @@ static int fk_run_tiles(const mmp_fused_operands *o, const mmp_fused_problem *p,
         return MMP_KERNEL_ERROR;
     if (occ < 1) return fk_unsupported(verbose, "kernel cannot be resident (occupancy 0)");
     int64_t grid = MODE == MMP_FUSED_MODE_SIMPLE ? q.tiles : (q.tiles < (int64_t)sms * occ ? q.tiles : (int64_t)sms * occ);
+    if (MODE == MMP_FUSED_MODE_PERSISTENT && dec && dec->grid > 0 && dec->grid < grid) grid = dec->grid;
     if (grid > INT32_MAX) return fk_unsupported(verbose, "too many tiles");
     mmp_fused_decision d;
     d.mode = mode;

@@ -213,6 +213,8 @@ typedef struct mmp_fused_decision {
     uint32_t smem_dynamic, smem_static, smem_limit;
     int ctas_per_sm, grid, tiles, sms, regs;
 } mmp_fused_decision;
+/* decision: NULL, or filled on return; if decision->grid > 0 on entry, the persistent grid is
+ * capped at it (tests use it to give each CTA several tiles). */
 typedef int (*mmp_fused_run_fn)(const mmp_fused_operands *o, const mmp_fused_problem *p, void *stream,
                                 mmp_fused_decision *decision, int verbose);
 typedef struct mmp_fused_op {
@@ -225,6 +227,13 @@ typedef struct mmp_fused_op {
 } mmp_fused_op;
 const mmp_fused_op *mmp_fused_ops(size_t *count);
 const mmp_fused_op *mmp_fused_op_find(const char *name);
+/* GPU validation (suites/fused_gpu.c, CUDA builds): uploads operands from seed, runs every op of
+ * the table (grid_cap > 0 caps persistent grids), compares each against its exact reference and
+ * budget, bitwise against the host emulation where the order is known (QGEMM; LOWRANK and FUSED
+ * given the same mode's T), checks guards, poison, determinism and the smem budget against
+ * cudaFuncGetAttributes; prints one line per op. *n_fail counts failing ops. */
+mmp_status mmp_fused_gpu_validate(FILE *out, const mmp_fused_problem *p, uint64_t seed, int grid_cap, int verbose,
+                                  int *n_fail);
 /* Prints the runtime decisions (smem per CTA, stages, tile, CTAs per SM) one line. */
 void mmp_fused_decision_print(FILE *out, const char *name, const mmp_fused_decision *d);
 
