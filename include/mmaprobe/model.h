@@ -1,0 +1,124 @@
+/* mmaprobe/model.h — a bit-accurate model of one tensor-core dot-product-accumulate,
+ * d = sum_{i<K} a_i*b_i + c, parameterised by what the arithmetic probes measure.
+ *
+ * Usage:
+ *   const mmp_model_preset *row = mmp_model_preset_find("h100", "mma.f16.f32");
+ *   mmp_model_params p = row->params;             // or fill one from the probes
+ *   double d;
+ *   mmp_model_dot(&d, a, b, c, 16, &p);           // a, b: K values exact in p.in_format
+ *   uint32_t bits = mmp_model_fp32_bits(d);       // fp32 pattern (fp16 outputs too)
+ *   double u = mmp_model_unit_roundoff(&p);       // for the runner's error bound
+ *
+ * The model (Fasi et al. 2021, PeerJ CS; Khattak & Mikaitis 2025, arXiv 2512.07004):
+ *   - products a_i*b_i are exact; a product's exponent is e(a)+e(b) with the significands
+ *     in [1,2) (subnormal inputs keep their exponent at the format's emin), so a product's
+ *     significand lies in [0,4) and is not renormalised (products_normalised = 0);
+ *   - K is cut into blocks of block_size products; each block is fused with the running
+ *     accumulator (c for the first block, the previous block's output afterwards), blocks
+ *     chained in index order (chain = MMP_MODEL_CHAIN_SEQUENTIAL);
+ *   - in a block the non-zero terms are aligned to the largest exponent E (at least
+ *     align_floor, the exponent floor that also applies when c = 0); each aligned term keeps
+ *     23 + extra_align_bits fraction bits below 2^E and loses the rest by align_round
+ *     (toward zero = truncation of magnitudes; down = two's-complement truncation, i.e. each
+ *     sign rounded differently); the aligned terms are added exactly (enough carry bits);
+ *   - the exact sum is normalised once per block and rounded by out_round to
+ *     result_frac_bits fraction bits (23 for fp32, 10 for fp16, 13 for Hopper's narrow FP8
+ *     accumulator) with the output format's exponent range; overflow gives +-Inf;
+ *   - NaN in any input, Inf*0, or +Inf with -Inf gives NaN (canonical 0x7fffffff); else an
+ *     infinite term gives that infinity; an all-zero sum is +0.
+ * Everything is exact integer arithmetic; no floating-point rounding happens in the model.
+ */
+#ifndef MMAPROBE_MODEL_H
+#define MMAPROBE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "mmaprobe/format.h"
+#include "mmaprobe/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mmp_model_chain {
+    MMP_MODEL_CHAIN_SEQUENTIAL = 0  /* c + block 0, then + block 1, ... (the only order seen) */
+} mmp_model_chain;
+
+typedef struct mmp_model_params {
+    mmp_format in_format;       /* fp16, bf16, tf32, e4m3, e5m2 */
+    mmp_format out_format;      /* fp32 or fp16 */
+    int block_size;             /* products fused per block (FMA size): 4, 8, 16, 32 */
+    int extra_align_bits;       /* fraction bits kept below fp32's 23 in aligned terms (may be < 0) */
+    int result_frac_bits;       /* fraction bits of the rounded block result (0: the out format's) */
+    mmp_round align_round;      /* rounding of aligned terms: TOWARD_ZERO or DOWN (per sign) */
+    mmp_round out_round;        /* rounding of each block's result: TOWARD_ZERO or NEAREST_EVEN */
+    int align_floor;            /* smallest alignment exponent E (e.g. -133; -21 for fp16 output) */
+    int in_subnormals;          /* 1: subnormal inputs kept; 0: flushed to zero */
+    int out_subnormals;         /* 1: subnormal c and results kept; 0: flushed to zero */
+    int c_in_out_format;        /* 1: c is first rounded (nearest-even) to the output format */
+    int products_normalised;    /* 1: a product significand in [2,4) is renormalised before alignment */
+    int c_unused;               /* 1: the instruction ran with a zero accumulator (wgmma FP8 vectors) */
+    mmp_model_chain chain;
+} mmp_model_params;
+
+/* Defaults: fp16 in, fp32 out, block 16, extra bits 0, RZ/RZ, floor -133, subnormals kept. */
+void mmp_model_params_init(mmp_model_params *p);
+/* One-line description "in=fp16 out=fp32 block=16 extra=2 frac=23 align=rz out=rz floor=-133 ..." */
+void mmp_model_params_format(char *buf, size_t size, const mmp_model_params *p);
+mmp_status mmp_model_params_check(const mmp_model_params *p);
+
+/* d = sum a_i*b_i + c through the model. a, b, c must be exact in their formats (a, b in
+ * in_format, c in fp32); d is exact in out_format. K >= 1. */
+mmp_status mmp_model_dot(double *d, const double *a, const double *b, double c, int k,
+                         const mmp_model_params *p);
+
+/* fp32 bit pattern of a model output (NaN -> 0x7fffffff); value from a pattern. */
+uint32_t mmp_model_fp32_bits(double x);
+double mmp_model_fp32_value(uint32_t bits);
+/* 1 when two fp32 patterns are the same output (any two NaNs are the same). */
+int mmp_model_fp32_same(uint32_t x, uint32_t y);
+
+/* Unit roundoff of the accumulation: an upper bound u such that each block's result is
+ * (1+delta)*(exact block sum) + (alignment loss) with |delta| <= u; the alignment loss per block
+ * is at most block_size * 2^(E - 23 - extra) for truncation. Use: error bound of a K-term
+ * dot product |d - exact| <= (ceil(K/b) * u + ceil(K/b) * (b+1) * 2^-(23+extra)) * sum|a_i b_i| + ...
+ * (mmp_model_error_bound gives the whole bound). */
+double mmp_model_unit_roundoff(const mmp_model_params *p);
+/* Bound on |d - exact(sum a_i b_i + c)| for one K-term dot product with the given
+ * sum of magnitudes s = sum |a_i b_i| + |c| (ignores underflow and overflow). */
+double mmp_model_error_bound(const mmp_model_params *p, int k, double s);
+
+/* Per-GPU parameters: what `mmaprobe probe` reports (or, for GPUs we have not probed, the
+ * parameters that reproduce their published vectors). */
+typedef struct mmp_model_preset {
+    const char *gpu;            /* "V100", "A100", "Ada", "H100", "H200", "B200" */
+    const char *instruction;    /* "mma.f16.f32" : path.in.out */
+    const char *source;         /* where the parameters came from */
+    mmp_model_params params;
+} mmp_model_preset;
+
+const mmp_model_preset *mmp_model_presets(size_t *count);
+/* Row for gpu (case-insensitive) and instruction; NULL if none. */
+const mmp_model_preset *mmp_model_preset_find(const char *gpu, const char *instruction);
+
+/* Fitting: search the parameter grid for the parameters that reproduce n observed outputs.
+ * a, b: n*k values; c: n values; d_bits: n fp32 patterns. base gives the formats and the
+ * fields that are not searched. Writes the best parameters and its mismatch count. */
+typedef struct mmp_model_fit_result {
+    mmp_model_params best;
+    size_t mismatches;          /* for best */
+    size_t candidates;          /* parameter sets tried */
+    size_t tied;                /* other candidates with the same mismatch count */
+} mmp_model_fit_result;
+
+mmp_status mmp_model_count_mismatches(size_t *mismatches, size_t *first_bad, const double *a,
+                                      const double *b, const double *c, const uint32_t *d_bits,
+                                      size_t n, int k, const mmp_model_params *p);
+mmp_status mmp_model_fit(mmp_model_fit_result *res, const double *a, const double *b,
+                         const double *c, const uint32_t *d_bits, size_t n, int k,
+                         const mmp_model_params *base);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

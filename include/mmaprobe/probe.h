@@ -1,0 +1,145 @@
+/* mmaprobe/probe.h — arithmetic probes: published vectors, captures, analysis, the CLI hooks.
+ *
+ * Usage:
+ *   // published hardware vectors (shared/data/mma-vectors)
+ *   char dir[4096];
+ *   if (mmp_vectors_dir(dir, sizeof dir) == MMP_STATUS_OK) {
+ *       mmp_vector_set s;
+ *       mmp_vectors_load(&s, dir, "H100", "fp16", MMP_FORMAT_FP32);   // ... use s.a, s.d_bits
+ *       mmp_vectors_clear(&s);
+ *   }
+ *   // captures: (inputs, outputs) of one instruction, as text (format in probes/arith_io.c)
+ *   mmp_capture cap;
+ *   mmp_capture_read(&cap, "probes/captures/synthetic-h200-mma.f16.f32.txt");
+ *   mmp_arith_report rep;
+ *   mmp_arith_analyse(&rep, &cap);            // derive the model parameters from the probes
+ *   mmp_arith_report_print(stdout, &rep);     // readable; mmp_arith_report_json for JSON
+ *   mmp_capture_clear(&cap);
+ *
+ * Probe subcommand hooks, all with one signature (text and json may be NULL):
+ *   mmp_probe_arith_run (probes/arith_cli.c), mmp_probe_layout_run (layout helper),
+ *   mmp_probe_memory_run (memory helper). Each returns a process exit code (MMP_EXIT_*).
+ */
+#ifndef MMAPROBE_PROBE_H
+#define MMAPROBE_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "mmaprobe/format.h"
+#include "mmaprobe/model.h"
+#include "mmaprobe/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- published vectors (probes/vectors.c) ---- */
+typedef struct mmp_vector_set {
+    char gpu[16], in_name[8];
+    mmp_format in_format, out_format;
+    int k;                      /* products per vector (the line length of a_*.txt) */
+    size_t count;
+    double *a, *b;              /* count * k exact input values */
+    double *c;                  /* count accumulator inputs (fp32) */
+    uint32_t *d_bits;           /* count outputs as fp32 patterns (fp16 outputs widened) */
+} mmp_vector_set;
+
+/* The data directory: $MMP_VECTORS_DIR, else MMP_SOURCE_DIR/shared/data/mma-vectors, else
+ * MMP_SOURCE_DIR/../shared/data/mma-vectors (the CI clone).
+ * MMP_STATUS_IO (with the paths tried) when neither exists. */
+mmp_status mmp_vectors_dir(char *dir, size_t size);
+/* Load <dir>/<gpu>/<in>/{a,b}_<gpu>_<in>.txt, c_<gpu>_fp32.txt, d_<gpu>_<out>.txt. */
+mmp_status mmp_vectors_load(mmp_vector_set *s, const char *dir, const char *gpu, const char *in,
+                            mmp_format out);
+void mmp_vectors_clear(mmp_vector_set *s);
+
+/* ---- captures (probes/arith_io.c) ---- */
+typedef struct mmp_capture_vec {
+    char probe[24];             /* which probe designed this vector: "bits", "block", ... */
+    uint32_t c, d;              /* fp32 patterns (fp16 widened; integers as int32 bits) */
+    uint32_t *a, *b;            /* k patterns each (point into the capture's storage) */
+} mmp_capture_vec;
+
+typedef struct mmp_capture {
+    char instruction[32];       /* "mma.f16.f32", "wgmma.e4m3.f32", "mma.s8.s32.satfinite" */
+    char sass[48];              /* SASS opcode that ran it ("HMMA.16816.F32"), or "unknown" */
+    char device[128];           /* GPU name, or "model" for synthetic captures */
+    char origin[256];           /* "gpu" or "synthetic: <model parameters>" */
+    mmp_format in_format, out_format;
+    int k;
+    size_t count, capacity;
+    mmp_capture_vec *v;
+    uint32_t *store;            /* 2*k words per vector */
+} mmp_capture;
+
+void mmp_capture_init(mmp_capture *cap, const char *instruction, mmp_format in, mmp_format out, int k);
+void mmp_capture_clear(mmp_capture *cap);
+/* Append one vector (values exact in the formats); returns MMP_STATUS_NO_MEMORY on failure. */
+mmp_status mmp_capture_add(mmp_capture *cap, const char *probe, const uint32_t *a,
+                           const uint32_t *b, uint32_t c, uint32_t d);
+mmp_status mmp_capture_write(const mmp_capture *cap, const char *path);
+mmp_status mmp_capture_read(mmp_capture *cap, const char *path);
+
+/* fp32 pattern <-> value helpers for capture words */
+uint32_t mmp_probe_bits(double x);
+double mmp_probe_value(uint32_t bits);
+
+/* ---- probe design (probes/arith_design.c) ---- */
+/* One instruction the arithmetic probes cover. */
+typedef struct mmp_arith_instr {
+    const char *id;             /* "mma.f16.f32": the capture file name and filter key */
+    const char *ptx;            /* the PTX instruction */
+    mmp_format in_format, out_format;
+    int k;                      /* the instruction's K (products per output) */
+    int min_cc;                 /* compute capability x10 needed (sm_90a: 90 and wgmma=1) */
+    int wgmma;
+} mmp_arith_instr;
+
+const mmp_arith_instr *mmp_arith_instrs(size_t *count);
+const mmp_arith_instr *mmp_arith_instr_find(const char *id);
+
+/* Fill cap's inputs (d = 0) with every probe vector for this instruction, then n_random
+ * random vectors (half random values, half random bit patterns) from seed. */
+mmp_status mmp_arith_design(mmp_capture *cap, const mmp_arith_instr *in, size_t n_random,
+                            uint64_t seed);
+/* Fill every d of cap from the model (synthetic captures, and the comparison). */
+mmp_status mmp_arith_model_outputs(mmp_capture *cap, const mmp_model_params *p);
+
+/* ---- analysis (probes/arith_analyse.c) ---- */
+typedef struct mmp_arith_feature {
+    char name[32];              /* "significand_bits", "block_size", ... */
+    char value[128];            /* measured value, printable */
+    char method[256];           /* how the inputs isolate it */
+    int ok;                     /* 1 measured consistently; 0 inconclusive (reason in value) */
+} mmp_arith_feature;
+
+typedef struct mmp_arith_report {
+    char instruction[32], sass[48], device[128], origin[256];
+    mmp_arith_feature f[24];
+    int nf;
+    mmp_model_params fitted;
+    size_t n_random, random_mismatches;   /* random vectors vs the fitted model */
+    size_t n_total, total_mismatches;     /* every vector in the capture vs the model */
+    char mismatch_example[256];
+} mmp_arith_report;
+
+mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap);
+void mmp_arith_report_print(FILE *out, const mmp_arith_report *rep);
+void mmp_arith_report_json(FILE *out, const mmp_arith_report *rep, int last);
+
+/* ---- GPU capture (probes/arith_capture.cu, probes/sm90a/arith_wgmma.cu) ---- */
+/* Run every vector of cap through the instruction on device dev and fill its outputs and
+ * SASS name. MMP_STATUS_UNSUPPORTED when the build or the device lacks it. CUDA: call only in
+ * a process that never forks afterwards (the CLI runs captures in a forked child). */
+mmp_status mmp_arith_capture_gpu(mmp_capture *cap, const mmp_arith_instr *in, int dev);
+
+/* ---- CLI hooks ---- */
+int mmp_probe_arith_run(FILE *text, FILE *json, int argc, char **argv);
+int mmp_probe_layout_run(FILE *text, FILE *json, int argc, char **argv);
+int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,204 @@
+/* arith_io.c — arithmetic-probe captures as text.
+ *
+ * A capture is every (inputs, output) of one instruction. Format (version 1), '#' lines are
+ * comments, header keys first, then one line per vector:
+ *   mmaprobe-arith-capture 1
+ *   instruction mma.f16.f32
+ *   sass HMMA.16816.F32
+ *   device NVIDIA H200
+ *   origin gpu                        (or "synthetic: <model parameters>")
+ *   in fp16
+ *   out fp32
+ *   k 16
+ *   count N
+ *   <probe> <c> <d> <a_0> ... <a_k-1> <b_0> ... <b_k-1>
+ * Every value is an 8-digit hex fp32 pattern (inputs are exact in fp32; an fp16 output is the
+ * fp32 pattern of the same value; integer formats store int32 two's-complement bits).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmaprobe/probe.h"
+
+uint32_t mmp_probe_bits(double x) { return mmp_model_fp32_bits(x); }
+double mmp_probe_value(uint32_t bits) { return mmp_model_fp32_value(bits); }
+
+void mmp_capture_init(mmp_capture *cap, const char *instruction, mmp_format in, mmp_format out, int k)
+{
+    memset(cap, 0, sizeof *cap);
+    snprintf(cap->instruction, sizeof cap->instruction, "%s", instruction ? instruction : "?");
+    snprintf(cap->sass, sizeof cap->sass, "unknown");
+    snprintf(cap->device, sizeof cap->device, "unknown");
+    snprintf(cap->origin, sizeof cap->origin, "gpu");
+    cap->in_format = in;
+    cap->out_format = out;
+    cap->k = k;
+}
+
+void mmp_capture_clear(mmp_capture *cap)
+{
+    free(cap->v);
+    free(cap->store);
+    memset(cap, 0, sizeof *cap);
+}
+
+static mmp_status grow(mmp_capture *cap)
+{
+    size_t nc = cap->capacity ? 2 * cap->capacity : 256;
+    mmp_capture_vec *nv = realloc(cap->v, nc * sizeof *nv);
+    if (!nv) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory for %zu capture vectors", nc);
+    cap->v = nv;
+    uint32_t *ns = realloc(cap->store, nc * 2 * (size_t)cap->k * sizeof *ns);
+    if (!ns) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory for %zu capture vectors", nc);
+    cap->store = ns;
+    cap->capacity = nc;
+    for (size_t i = 0; i < cap->count; i++) {  /* re-point into the moved storage */
+        cap->v[i].a = cap->store + i * 2 * (size_t)cap->k;
+        cap->v[i].b = cap->v[i].a + cap->k;
+    }
+    return MMP_STATUS_OK;
+}
+
+mmp_status mmp_capture_add(mmp_capture *cap, const char *probe, const uint32_t *a,
+                           const uint32_t *b, uint32_t c, uint32_t d)
+{
+    if (cap->k < 1) return MMP_ERR(MMP_STATUS_INVALID, "capture has K %d", cap->k);
+    if (cap->count == cap->capacity) MMP_TRY(grow(cap));
+    mmp_capture_vec *v = &cap->v[cap->count];
+    snprintf(v->probe, sizeof v->probe, "%s", probe);
+    v->a = cap->store + cap->count * 2 * (size_t)cap->k;
+    v->b = v->a + cap->k;
+    memcpy(v->a, a, (size_t)cap->k * sizeof *a);
+    memcpy(v->b, b, (size_t)cap->k * sizeof *b);
+    v->c = c;
+    v->d = d;
+    cap->count++;
+    return MMP_STATUS_OK;
+}
+
+static const char *fname(mmp_format f)
+{
+    static const char *names[] = {"fp64", "fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2",
+                                  "int32", "int8", "uint8", "int4", "uint4"};
+    return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
+}
+
+static int fparse(mmp_format *f, const char *s)
+{
+    static const char *names[] = {"fp64", "fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2",
+                                  "int32", "int8", "uint8", "int4", "uint4"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i], s) == 0) { *f = (mmp_format)i; return 1; }
+    return 0;
+}
+
+mmp_status mmp_capture_write(const mmp_capture *cap, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+    fprintf(f, "mmaprobe-arith-capture 1\n# format: probes/arith_io.c; one vector per line:\n"
+               "# <probe> <c> <d> <a_0..a_k-1> <b_0..b_k-1>, hex fp32 patterns\n");
+    fprintf(f, "instruction %s\nsass %s\ndevice %s\norigin %s\nin %s\nout %s\nk %d\ncount %zu\n",
+            cap->instruction, cap->sass, cap->device, cap->origin, fname(cap->in_format),
+            fname(cap->out_format), cap->k, cap->count);
+    for (size_t i = 0; i < cap->count; i++) {
+        const mmp_capture_vec *v = &cap->v[i];
+        fprintf(f, "%s %08x %08x", v->probe, v->c, v->d);
+        for (int j = 0; j < cap->k; j++) fprintf(f, " %08x", v->a[j]);
+        for (int j = 0; j < cap->k; j++) fprintf(f, " %08x", v->b[j]);
+        fputc('\n', f);
+    }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return MMP_ERR(MMP_STATUS_IO, "error writing %s", path);
+    return MMP_STATUS_OK;
+}
+
+static void rest_of(char *dst, size_t size, const char *line, const char *key)
+{
+    const char *p = line + strlen(key);
+    while (*p == ' ') p++;
+    snprintf(dst, size, "%s", p);
+    size_t n = strlen(dst);
+    while (n && (dst[n - 1] == '\n' || dst[n - 1] == '\r')) dst[--n] = 0;
+}
+
+mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
+{
+    memset(cap, 0, sizeof *cap);
+    FILE *f = fopen(path, "r");
+    if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot open capture %s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t lsize = 0, lineno = 0;
+    mmp_status st = MMP_STATUS_OK;
+    int version = 0, k = 0;
+    char instr[32] = "", sass[48] = "", dev[128] = "", origin[256] = "", tmp[32];
+    mmp_format in = MMP_FORMAT_COUNT_, out = MMP_FORMAT_COUNT_;
+    uint32_t *a = NULL;
+    while (getline(&line, &lsize, f) > 0) {
+        lineno++;
+        if (line[0] == '#' || line[0] == '\n') continue;
+        if (!version) {
+            if (sscanf(line, "mmaprobe-arith-capture %d", &version) != 1 || version != 1) {
+                st = MMP_ERR(MMP_STATUS_PARSE, "%s:%zu: not an mmaprobe arith capture (version 1)", path, lineno);
+                break;
+            }
+            continue;
+        }
+        if (!strncmp(line, "instruction ", 12)) { rest_of(instr, sizeof instr, line, "instruction"); continue; }
+        if (!strncmp(line, "sass ", 5)) { rest_of(sass, sizeof sass, line, "sass"); continue; }
+        if (!strncmp(line, "device ", 7)) { rest_of(dev, sizeof dev, line, "device"); continue; }
+        if (!strncmp(line, "origin ", 7)) { rest_of(origin, sizeof origin, line, "origin"); continue; }
+        if (!strncmp(line, "count ", 6)) continue;
+        if (!strncmp(line, "in ", 3) || !strncmp(line, "out ", 4)) {
+            int is_in = line[0] == 'i';
+            rest_of(tmp, sizeof tmp, line, is_in ? "in" : "out");
+            if (!fparse(is_in ? &in : &out, tmp)) {
+                st = MMP_ERR(MMP_STATUS_PARSE, "%s:%zu: unknown format %s", path, lineno, tmp);
+                break;
+            }
+            continue;
+        }
+        if (!strncmp(line, "k ", 2)) {
+            k = atoi(line + 2);
+            if (k < 1 || k > 256) { st = MMP_ERR(MMP_STATUS_PARSE, "%s:%zu: bad k", path, lineno); break; }
+            continue;
+        }
+        /* a vector line */
+        if (!cap->k) {
+            if (!k || in == MMP_FORMAT_COUNT_ || out == MMP_FORMAT_COUNT_ || !instr[0]) {
+                st = MMP_ERR(MMP_STATUS_PARSE, "%s:%zu: vector before the header (instruction, in, out, k)", path, lineno);
+                break;
+            }
+            mmp_capture_init(cap, instr, in, out, k);
+            if (sass[0]) snprintf(cap->sass, sizeof cap->sass, "%s", sass);
+            if (dev[0]) snprintf(cap->device, sizeof cap->device, "%s", dev);
+            if (origin[0]) snprintf(cap->origin, sizeof cap->origin, "%s", origin);
+            a = malloc(2 * (size_t)k * sizeof *a);
+            if (!a) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory reading %s", path); break; }
+        }
+        char probe[24];
+        int used = 0;
+        unsigned c, d;
+        if (sscanf(line, "%23s %x %x%n", probe, &c, &d, &used) != 3) {
+            st = MMP_ERR(MMP_STATUS_PARSE, "%s:%zu: malformed vector line", path, lineno);
+            break;
+        }
+        char *p = line + used, *end;
+        for (int j = 0; j < 2 * k; j++) {
+            unsigned long w = strtoul(p, &end, 16);
+            if (end == p) { st = MMP_ERR(MMP_STATUS_PARSE, "%s:%zu: %d of %d input words", path, lineno, j, 2 * k); break; }
+            a[j] = (uint32_t)w;
+            p = end;
+        }
+        if (st != MMP_STATUS_OK) break;
+        if ((st = mmp_capture_add(cap, probe, a, a + k, c, d)) != MMP_STATUS_OK) break;
+    }
+    free(line);
+    free(a);
+    fclose(f);
+    if (st == MMP_STATUS_OK && !version) st = MMP_ERR(MMP_STATUS_PARSE, "%s: empty capture", path);
+    if (st == MMP_STATUS_OK && !cap->k) st = MMP_ERR(MMP_STATUS_PARSE, "%s: capture has no vectors", path);
+    if (st != MMP_STATUS_OK) mmp_capture_clear(cap);
+    return st;
+}

@@ -1,0 +1,136 @@
+/* plugin.c — load kernels from a shared library (the plugin ABI of kernel.h).
+ *
+ * The library is first loaded in a forked child, which checks it and reports through a pipe:
+ * a library whose constructors or mmp_plugin_kernels() crash takes the child down, not the run.
+ * Then it is loaded here and checked again: the symbol, the ABI version, the count, every
+ * descriptor's fields and a possible format combination. Any problem: MMP_STATUS_INVALID with a
+ * one-line message (exit 2).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mmaprobe/runner.h"
+
+static int valid_name(const char *s)
+{
+    if (!s || !*s || strlen(s) > 63) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return 0;
+    return 1;
+}
+
+static int is_int_format(int32_t f)
+{
+    const mmp_format_info *fi = mmp_format_get_info((mmp_format)f);
+    return fi && !fi->is_float;
+}
+
+mmp_status mmp_plugin_check_desc(const mmp_kernel_desc *d)
+{
+    if (!d) return MMP_ERR(MMP_STATUS_INVALID, "NULL descriptor");
+    if (d->abi_version != MMP_KERNEL_ABI_VERSION)
+        return MMP_ERR(MMP_STATUS_INVALID, "descriptor ABI version %u, this mmaprobe speaks %u", d->abi_version,
+                       MMP_KERNEL_ABI_VERSION);
+    if (!valid_name(d->name)) return MMP_ERR(MMP_STATUS_INVALID, "kernel name must be 1-63 of [a-z0-9_]");
+    const int32_t f[5] = {d->a_format, d->b_format, d->c_format, d->d_format, d->acc_format};
+    static const char *const what[5] = {"a_format", "b_format", "c_format", "d_format", "acc_format"};
+    for (int i = 0; i < 5; i++)
+        if (!mmp_format_get_info((mmp_format)f[i]))
+            return MMP_ERR(MMP_STATUS_INVALID, "%s: %s %d out of range", d->name, what[i], (int)f[i]);
+    if (d->mul_format != -1 && !mmp_format_get_info((mmp_format)d->mul_format))
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: mul_format %d out of range", d->name, (int)d->mul_format);
+    if (d->acc_bits < 0 || d->acc_bits > 64) return MMP_ERR(MMP_STATUS_INVALID, "%s: acc_bits %d out of range", d->name, (int)d->acc_bits);
+    if (d->layouts_a < 1 || d->layouts_a > 3 || d->layouts_b < 1 || d->layouts_b > 3 || d->layouts_d < 1 || d->layouts_d > 3)
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: layout masks must be 1 (row), 2 (col) or 3 (any)", d->name);
+    if (d->m_multiple < 1 || d->n_multiple < 1 || d->k_multiple < 1 || d->m_multiple > 4096 ||
+        d->n_multiple > 4096 || d->k_multiple > 4096)
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: shape multiples must be in 1..4096", d->name);
+    if (d->min_cc < 0 || d->min_cc > 200) return MMP_ERR(MMP_STATUS_INVALID, "%s: min_cc %d out of range", d->name, (int)d->min_cc);
+    if ((d->reads_c & ~1) || (d->deterministic & ~1) || (d->arch_specific & ~1))
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: reads_c, deterministic, arch_specific must be 0 or 1", d->name);
+    if (d->where != MMP_KERNEL_DEVICE && d->where != MMP_KERNEL_HOST)
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: where must be MMP_KERNEL_DEVICE or MMP_KERNEL_HOST", d->name);
+    if (!d->run) return MMP_ERR(MMP_STATUS_INVALID, "%s: NULL entry point (run)", d->name);
+    /* impossible combinations */
+    int ia = is_int_format(d->a_format), ib = is_int_format(d->b_format), iacc = is_int_format(d->acc_format);
+    if (ia != ib) return MMP_ERR(MMP_STATUS_INVALID, "%s: A and B must both be integer or both float", d->name);
+    if (ia != iacc)
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: %s inputs with a %s accumulator is not a supported combination",
+                       d->name, mmp_format_name((mmp_format)d->a_format), mmp_format_name((mmp_format)d->acc_format));
+    if (iacc && d->acc_format != MMP_FORMAT_INT32)
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: integer accumulators must be int32", d->name);
+    if (iacc && !is_int_format(d->d_format))
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: int32 accumulation with %s output is not supported", d->name,
+                       mmp_format_name((mmp_format)d->d_format));
+    if (!iacc && is_int_format(d->d_format))
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: float accumulation with integer output is not supported", d->name);
+    return MMP_STATUS_OK;
+}
+
+/* Load and check in this process; message into the error slot. */
+static mmp_status load_here(const mmp_kernel_desc **kernels, size_t *count, const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: cannot load: %s", path, dlerror());
+    mmp_plugin_kernels_fn fn;
+    *(void **)&fn = dlsym(h, MMP_PLUGIN_SYMBOL);
+    if (!fn) return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: no symbol %s", path, MMP_PLUGIN_SYMBOL);
+    uint32_t n = 0, v = 0;
+    const mmp_kernel_desc *k = fn(&n, &v);
+    if (v != MMP_KERNEL_ABI_VERSION)
+        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: ABI version %u, this mmaprobe speaks %u", path, v, MMP_KERNEL_ABI_VERSION);
+    if (!k || n == 0 || n > 1024)
+        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: %s", path, !k ? "NULL kernel table" : "kernel count must be 1..1024");
+    for (uint32_t i = 0; i < n; i++)
+        if (mmp_plugin_check_desc(&k[i]) != MMP_STATUS_OK) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s", mmp_error_last());
+            return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: kernel %u: %s", path, i, msg);
+        }
+    *kernels = k;
+    *count = n;
+    return MMP_STATUS_OK;
+}
+
+mmp_status mmp_plugin_load(const mmp_kernel_desc **kernels, size_t *count, const char *path)
+{
+    *kernels = NULL;
+    *count = 0;
+    int fds[2];
+    if (pipe(fds) != 0) return MMP_ERR(MMP_STATUS_INTERNAL, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return MMP_ERR(MMP_STATUS_INTERNAL, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        close(fds[0]);
+        const mmp_kernel_desc *k;
+        size_t n;
+        char msg[512] = "";
+        if (load_here(&k, &n, path) != MMP_STATUS_OK) snprintf(msg, sizeof msg, "%s", mmp_error_last());
+        ssize_t w = write(fds[1], msg, strlen(msg) + 1);
+        _exit(w > 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    char msg[512] = "";
+    size_t have = 0;
+    for (;;) {
+        ssize_t r = read(fds[0], msg + have, sizeof msg - 1 - have);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        have += (size_t)r;
+    }
+    msg[have] = '\0';
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (WIFSIGNALED(status))
+        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: crashed while loading (signal %d, %s)", path, WTERMSIG(status),
+                       strsignal(WTERMSIG(status)));
+    if (!have || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: the loading process failed without a message", path);
+    if (msg[0]) return MMP_ERR(MMP_STATUS_INVALID, "%s", msg);
+    return load_here(kernels, count, path);
+}
