@@ -20,7 +20,8 @@
  * version 2 is int4_fused_persistent: persistent CTAs (grid = SMs x CTAs per SM) walk the tiles;
  *   warp 0 is the producer (cp.async of the xq, wq, x, a tiles and the scales into S stages,
  *   completion signalled by cp.async.mbarrier.arrive.noinc on full[s]; the rank-up B tile on its
- *   own res_full/res_empty pipeline), warps 1-8 consume (s4 mma + scale fold, bf16 mma for T,
+ *   own double-buffered res_full/res_empty pipeline, so tile i+1's B tile never waits for tile i's
+ *   epilogue), warps 1-8 consume (s4 mma + scale fold, bf16 mma for T,
  *   then the residual and affine epilogue) and release stages through empty[s]. S is the most
  *   stages whose layout fits the shared memory of one CTA per SM (mmp_fused_pick_stages).
  * version 3 is int4_fused_persistent_qgemm: version 2 without the residual and affine (headroom).
@@ -203,10 +204,11 @@ __device__ __forceinline__ void fk_issue_stage(const fk_params &p, const mmp_fus
     }
 }
 
-__device__ __forceinline__ void fk_issue_bt(const fk_params &p, const mmp_fusedk_layout &L, uint8_t *smem, int64_t n0,
-                                            int first, int stride)
+__device__ __forceinline__ void fk_issue_bt(const fk_params &p, const mmp_fusedk_layout &L, uint8_t *smem, uint32_t off_bt,
+                                            int64_t n0, int first, int stride)
 {
-    const uint32_t s = fk_smem(smem) + L.off_bt;
+    (void)L;
+    const uint32_t s = fk_smem(smem) + off_bt;
     for (int c = first; c < MMP_FUSEDK_BT_CHUNKS; c += stride) {
         int t, nn;
         mmp_fusedk_bt_chunk(c, &t, &nn);
@@ -336,7 +338,7 @@ __device__ __forceinline__ void fk_store_t(const fk_acc &acc, const fk_params &p
 /* Y tile of compute warp w: (Q + R) + beta, or the component's part of it. */
 template <bool Q, bool RES, bool AFF>
 __device__ __forceinline__ void fk_epilogue(const fk_acc &acc, const fk_params &p, const mmp_fusedk_layout &L,
-                                            const uint8_t *smem, int64_t m0, int64_t n0, int w, int lane)
+                                            const uint8_t *smem, uint32_t off_bt, int64_t m0, int64_t n0, int w, int lane)
 {
     const uint32_t s = fk_smem(smem);
 #pragma unroll
@@ -357,7 +359,7 @@ __device__ __forceinline__ void fk_epilogue(const fk_acc &acc, const fk_params &
 #pragma unroll 8
                         for (int t = 0; t < MMP_FUSEDK_RANK; t++)
                             rr = fmaf(__uint_as_float(fk_lds32(s + L.off_t + mmp_fusedk_t_off(row, t))),
-                                      fk_bf16(fk_lds16(s + L.off_bt + mmp_fusedk_bt_off(t, col))), rr);
+                                      fk_bf16(fk_lds16(s + off_bt + mmp_fusedk_bt_off(t, col))), rr);
                     float y = Q ? (RES ? acc.y[mt][nt][e + c] + rr : acc.y[mt][nt][e + c]) : rr;
                     if (AFF) y = fk_affine(y, __ldg(p.beta + n0 + col));
                     v[c] = y;
@@ -393,7 +395,7 @@ __global__ void __launch_bounds__(FK_SIMPLE_THREADS, 1) fk_simple_kernel(fk_para
     const int gsteps = p.group / MMP_FUSEDK_BK;
     fk_acc acc;
     fk_acc_zero(acc);
-    if (RES && !OUTT) fk_issue_bt(p, L, smem, n0, tid, FK_SIMPLE_THREADS);
+    if (RES && !OUTT) fk_issue_bt(p, L, smem, L.off_bt, n0, tid, FK_SIMPLE_THREADS);
     for (int64_t kt = 0; kt < ktiles; kt++) {
         fk_issue_stage<Q, RES>(p, L, smem, m0, n0, kt, tid, FK_SIMPLE_THREADS);
         fk_cp_commit_wait_all();
@@ -405,7 +407,7 @@ __global__ void __launch_bounds__(FK_SIMPLE_THREADS, 1) fk_simple_kernel(fk_para
         fk_store_t<OUTT>(acc, p, L, smem, m0, w, lane);
         __syncthreads();
     }
-    if (!OUTT) fk_epilogue<Q, RES, AFF>(acc, p, L, smem, m0, n0, w, lane);
+    if (!OUTT) fk_epilogue<Q, RES, AFF>(acc, p, L, smem, L.off_bt, m0, n0, w, lane);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -418,16 +420,19 @@ __global__ void __launch_bounds__(FK_PERSIST_THREADS, 1) fk_persistent_kernel(fk
     mmp_fusedk_layout L;
     mmp_fusedk_layout_make(&L, p.stages, 1);
     const int S = p.stages, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const uint32_t bar = fk_smem(smem) + L.off_bar;   /* full[0..S-1], empty[0..S-1], res_full, res_empty */
-    const uint32_t res_full = bar + 16u * S, res_empty = res_full + 8u;
+    const uint32_t bar = fk_smem(smem) + L.off_bar;   /* full[S], empty[S], res_full[2], res_empty[2] */
+    const uint32_t res_full = bar + 16u * S, res_empty = res_full + 16u;   /* + 8 * buffer */
+    const uint32_t bt_bytes = MMP_FUSEDK_RANK * MMP_FUSEDK_BT_ROW;
     if (threadIdx.x == 0) {
         fk_check_smem(L);
         for (int s = 0; s < S; s++) {
             fk_mbar_init(bar + 8u * s, 64);                    /* 32 lanes x (arrive + cp.async arrive) */
             fk_mbar_init(bar + 8u * (S + s), MMP_FUSEDK_WARPS);  /* one arrive per consumer warp */
         }
-        fk_mbar_init(res_full, 32);
-        fk_mbar_init(res_empty, MMP_FUSEDK_WARPS);
+        for (int b = 0; b < 2; b++) {
+            fk_mbar_init(res_full + 8u * b, 32);                  /* 32 lanes' cp.async arrives */
+            fk_mbar_init(res_empty + 8u * b, MMP_FUSEDK_WARPS);
+        }
     }
     __syncthreads();
     const int64_t ktiles = p.k / MMP_FUSEDK_BK;
@@ -440,10 +445,11 @@ __global__ void __launch_bounds__(FK_PERSIST_THREADS, 1) fk_persistent_kernel(fk
             int64_t tm, tn;
             mmp_fusedk_tile(tile, p.tiles_m, &tm, &tn);
             const int64_t m0 = tm * MMP_FUSEDK_BM, n0 = tn * MMP_FUSEDK_BN;
-            if (RES && !OUTT) {
-                if (i > 0) fk_mbar_wait(res_empty, (int)((i - 1) & 1));
-                fk_issue_bt(p, L, smem, n0, lane, 32);
-                fk_mbar_cp_arrive(res_full);
+            if (RES && !OUTT) {                                /* buffer i & 1, its use i >> 1 */
+                const int buf = (int)(i & 1);
+                if (i >= 2) fk_mbar_wait(res_empty + 8u * buf, (int)(((i >> 1) - 1) & 1));
+                fk_issue_bt(p, L, smem, L.off_bt + buf * bt_bytes, n0, lane, 32);
+                fk_mbar_cp_arrive(res_full + 8u * buf);
             }
             for (int64_t kt = 0; kt < ktiles; kt++, it++) {
                 const int s = mmp_fusedk_stage(it, S);
@@ -478,11 +484,12 @@ __global__ void __launch_bounds__(FK_PERSIST_THREADS, 1) fk_persistent_kernel(fk
             fk_compute_sync(1);
         }
         if (!OUTT) {
-            if (RES) fk_mbar_wait(res_full, (int)(i & 1));
-            fk_epilogue<Q, RES, AFF>(acc, p, L, smem, m0, n0, w, lane);
+            const int buf = (int)(i & 1);
+            if (RES) fk_mbar_wait(res_full + 8u * buf, (int)((i >> 1) & 1));
+            fk_epilogue<Q, RES, AFF>(acc, p, L, smem, L.off_bt + buf * bt_bytes, m0, n0, w, lane);
             if (RES) {
                 __syncwarp();
-                if (lane == 0) fk_mbar_arrive(res_empty);
+                if (lane == 0) fk_mbar_arrive(res_empty + 8u * buf);
             }
         }
         if (RES) fk_compute_sync(1);                            /* T is free for the next tile */

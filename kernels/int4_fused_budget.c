@@ -70,7 +70,12 @@ mmp_status mmp_fused_smem_budget_make(mmp_fused_smem_budget *b, mmp_fused_mode m
     add(b, "x tile (BM x BK bf16)", MMP_FUSED_SMEM_RESIDUAL, 1, BM * BK * 2, 1);
     if (fault == MMP_FUSED_FAULT_X_TWICE) add(b, "x tile again (FAULT)", MMP_FUSED_SMEM_RESIDUAL, 1, BM * BK * 2, 1);
     add(b, "a tile (BK x r bf16)", MMP_FUSED_SMEM_RESIDUAL, 1, BK * R * 2, 1);
-    add(b, "rank-up B tile (r x BN bf16)", MMP_FUSED_SMEM_RESIDUAL, 0, R * BN * 2, 1);
+    if (mode == MMP_FUSED_MODE_PERSISTENT) {   /* residual pipeline: two buffers of the logical tile */
+        add(b, "rank-up B tile buffer 0 (r x BN bf16)", MMP_FUSED_SMEM_RESIDUAL, 0, R * BN * 2, 1);
+        add(b, "rank-up B tile buffer 1 (r x BN bf16)", MMP_FUSED_SMEM_RESIDUAL, 0, R * BN * 2, 1);
+    } else {
+        add(b, "rank-up B tile (r x BN bf16)", MMP_FUSED_SMEM_RESIDUAL, 0, R * BN * 2, 1);
+    }
     if (fault == MMP_FUSED_FAULT_RANKUP_TWICE)
         add(b, "rank-up B tile again (FAULT)", MMP_FUSED_SMEM_RESIDUAL, 0, R * BN * 2, 1);
     add(b, "T = X A (BM x r fp32)", MMP_FUSED_SMEM_RESIDUAL, 0, BM * R * 4, 1);
@@ -78,8 +83,8 @@ mmp_status mmp_fused_smem_budget_make(mmp_fused_smem_budget *b, mmp_fused_mode m
     uint32_t bar_pad = 0;
     if (mode == MMP_FUSED_MODE_PERSISTENT) {
         add(b, "mbarrier full+empty (2 x 8 B)", MMP_FUSED_SMEM_SYNC, 1, 16, 1);
-        add(b, "mbarrier res_full+res_empty", MMP_FUSED_SMEM_SYNC, 0, 16, 1);
-        uint32_t bar = 16u * (uint32_t)stages + 16u;
+        add(b, "mbarrier res_full+res_empty x 2", MMP_FUSED_SMEM_SYNC, 0, 32, 1);
+        uint32_t bar = 16u * (uint32_t)stages + 32u;
         bar_pad = align128(bar) - bar;
     }
     /* padding: rows and 128-B rounding; the sx/sw regions round up, the stage is their sum */

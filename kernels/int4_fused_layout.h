@@ -13,9 +13,11 @@
  *   a   64 x RANK bf16 (rows of A, K x r)       rows padded to 80 B   (u16 pairs conflict-free)
  *   sx  BM scales, sw BN scales of the stage's group (fp16/bf16 bits, 2 B each)
  * Per CTA, outside the stages (the residual buffers):
- *   bt  RANK x BN bf16: the rank-up tile of B for this output tile (rows of 128 B, unpadded)
+ *   bt  RANK x BN bf16: the rank-up tile of B for this output tile (rows of 128 B, unpadded);
+ *       two buffers in persistent mode (the residual pipeline: tile i+1's tile loads while tile i's
+ *       epilogue reads the other buffer), one in the simple mode
  *   t   BM x RANK fp32: the down-projection T = X A of this tile (rows padded to RANK+1 floats)
- *   bar mbarriers (persistent mode only): full[S], empty[S], res_full, res_empty (8 B each)
+ *   bar mbarriers (persistent mode only): full[S], empty[S], res_full[2], res_empty[2] (8 B each)
  * Each compute warp w (0..7) also computes T rows 16w..16w+15 (all RANK columns) with bf16
  * m16n8k16 mma.sync; T goes through `t` so that every warp's epilogue sees its 32 rows.
  *
@@ -52,7 +54,7 @@ enum {
 };
 
 typedef struct mmp_fusedk_layout {
-    int stages, has_barriers;
+    int stages, has_barriers, bt_buffers;
     uint32_t off_xq, off_wq, off_x, off_a, off_sx, off_sw; /* inside a stage */
     uint32_t stage_bytes;                                  /* aligned stage size */
     uint32_t off_bt, off_t, off_bar;                       /* from the dynamic smem base */
@@ -70,9 +72,10 @@ MMP_FUSEDK_HD void mmp_fusedk_layout_make(mmp_fusedk_layout *L, int stages, int 
     const uint32_t x = MMP_FUSEDK_BM * MMP_FUSEDK_X_ROW, a = MMP_FUSEDK_BK * MMP_FUSEDK_A_ROW;
     const uint32_t sx = MMP_FUSEDK_BM * 2, sw = MMP_FUSEDK_BN * 2;
     const uint32_t bt = MMP_FUSEDK_RANK * MMP_FUSEDK_BT_ROW, t = MMP_FUSEDK_BM * MMP_FUSEDK_T_ROW;
-    const uint32_t bar = has_barriers ? (uint32_t)(2 * stages + 2) * 8u : 0u;
+    const uint32_t bar = has_barriers ? (uint32_t)(2 * stages + 4) * 8u : 0u;
     L->stages = stages;
     L->has_barriers = has_barriers;
+    L->bt_buffers = has_barriers ? 2 : 1;
     L->off_xq = 0;
     L->off_wq = mmp_fusedk_align(L->off_xq + xq);
     L->off_x = mmp_fusedk_align(L->off_wq + wq);
@@ -81,14 +84,14 @@ MMP_FUSEDK_HD void mmp_fusedk_layout_make(mmp_fusedk_layout *L, int stages, int 
     L->off_sw = mmp_fusedk_align(L->off_sx + sx);
     L->stage_bytes = mmp_fusedk_align(L->off_sw + sw);
     L->off_bt = (uint32_t)stages * L->stage_bytes;
-    L->off_t = mmp_fusedk_align(L->off_bt + bt);
+    L->off_t = mmp_fusedk_align(L->off_bt + (uint32_t)L->bt_buffers * bt);
     L->off_bar = mmp_fusedk_align(L->off_t + t);
     L->end = has_barriers ? mmp_fusedk_align(L->off_bar + bar) : L->off_bar;
     /* useful bytes by purpose; the rest of `end` is padding */
     L->main_bytes = (uint32_t)stages * (MMP_FUSEDK_BM + MMP_FUSEDK_BN) * (MMP_FUSEDK_BK / 2);
     L->scale_bytes = (uint32_t)stages * (sx + sw);
     L->residual_bytes = (uint32_t)stages * (MMP_FUSEDK_BM + MMP_FUSEDK_RANK) * MMP_FUSEDK_BK * 2 +
-                        MMP_FUSEDK_RANK * MMP_FUSEDK_BN * 2 + MMP_FUSEDK_BM * MMP_FUSEDK_RANK * 4;
+                        (uint32_t)L->bt_buffers * MMP_FUSEDK_RANK * MMP_FUSEDK_BN * 2 + MMP_FUSEDK_BM * MMP_FUSEDK_RANK * 4;
     L->sync_bytes = bar;
     L->padding_bytes = L->end - L->main_bytes - L->scale_bytes - L->residual_bytes - L->sync_bytes;
 }
