@@ -58,31 +58,40 @@ static int fk_run_tiles(const mmp_fused_operands *o, const mmp_fused_problem *p,
     int st = fk_shape_check(o, p, part, verbose);
     if (st) return st;
     fk_params q = fk_params_make(o, p, part);
-    int dev = 0, smem_sm = 0, optin = 0, reserved = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-        return MMP_KERNEL_ERROR;
+    /* Device queries, the stage decision and the kernel attributes, once per device and
+     * instantiation (not thread-safe: one host thread launches, as in the harness and bench). */
+    struct fk_cache { int valid, dev, sms, occ, stages; uint32_t limit, dyn; cudaFuncAttributes fa; };
+    static fk_cache c;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return MMP_KERNEL_ERROR;
     const mmp_fused_mode mode = (mmp_fused_mode)MODE;
-    /* one CTA per SM: the persistent kernel spends the SM's shared memory on pipeline depth */
-    const uint32_t limit = mmp_fused_smem_limit((uint32_t)smem_sm, (uint32_t)optin, (uint32_t)reserved, 1);
-    const int stages = mmp_fused_pick_stages(mode, limit, MMP_FUSED_FAULT_NONE, 0);
-    if (stages < 1 || (MODE == MMP_FUSED_MODE_PERSISTENT && stages < 2))
-        return fk_unsupported(verbose, "not enough shared memory for the pipeline");
-    q.stages = stages;
-    const uint32_t dyn = mmp_fused_smem_layout_bytes(mode, stages);
     void (*kern)(fk_params) = MODE == MMP_FUSED_MODE_SIMPLE ? fk_simple_kernel<Q, RES, AFF, OUTT>
                                                             : fk_persistent_kernel<Q, RES, AFF, OUTT>;
     const int threads = MODE == MMP_FUSED_MODE_SIMPLE ? FK_SIMPLE_THREADS : FK_PERSIST_THREADS;
-    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn) != cudaSuccess)
-        return MMP_KERNEL_ERROR;
-    cudaFuncAttributes fa;
-    int occ = 0;
-    if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, threads, dyn) != cudaSuccess)
-        return MMP_KERNEL_ERROR;
+    if (!c.valid || c.dev != dev) {
+        int smem_sm = 0, optin = 0, reserved = 0;
+        if (cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            return MMP_KERNEL_ERROR;
+        /* one CTA per SM: the persistent kernel spends the SM's shared memory on pipeline depth */
+        c.limit = mmp_fused_smem_limit((uint32_t)smem_sm, (uint32_t)optin, (uint32_t)reserved, 1);
+        c.stages = mmp_fused_pick_stages(mode, c.limit, MMP_FUSED_FAULT_NONE, 0);
+        if (c.stages < 1 || (MODE == MMP_FUSED_MODE_PERSISTENT && c.stages < 2))
+            return fk_unsupported(verbose, "not enough shared memory for the pipeline");
+        c.dyn = mmp_fused_smem_layout_bytes(mode, c.stages);
+        if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c.dyn) != cudaSuccess ||
+            cudaFuncGetAttributes(&c.fa, kern) != cudaSuccess ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.occ, kern, threads, c.dyn) != cudaSuccess)
+            return MMP_KERNEL_ERROR;
+        c.dev = dev;
+        c.valid = 1;
+    }
+    const int stages = c.stages, sms = c.sms, occ = c.occ;
+    const uint32_t dyn = c.dyn, limit = c.limit;
+    const cudaFuncAttributes &fa = c.fa;
+    q.stages = stages;
     if (occ < 1) return fk_unsupported(verbose, "kernel cannot be resident (occupancy 0)");
     int64_t grid = MODE == MMP_FUSED_MODE_SIMPLE ? q.tiles : (q.tiles < (int64_t)sms * occ ? q.tiles : (int64_t)sms * occ);
     if (MODE == MMP_FUSED_MODE_PERSISTENT && dec && dec->grid > 0 && dec->grid < grid) grid = dec->grid;
