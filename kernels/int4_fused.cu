@@ -28,10 +28,8 @@
  * Component kernels: *_down (T alone), *_lowrank (R alone), *_qgemm (Q alone), and elementwise
  *   int4_fused_decode, int4_fused_dequant, int4_fused_affine using the very device helpers of the
  *   fused kernels (fk_nibble, fk_scale, fk_affine).
- * GEMM ABI: the operator has nine operands; only Q with unit scales fits mmp_kernel_args (A = xq,
- *   B = wq, D fp32). mmp_kernels_int4_fused exposes that as int4_fused_qgemm_unit_{simple,persistent}
- *   (scales of 1.0 in the workspace), so the runner's guards, poison and exact integer reference
- *   apply to the real main loop; everything else goes through mmp_fused_ops() (fused.h).
+ * GEMM ABI: nothing fits (nine operands; int4 inputs with an fp32 output is an impossible descriptor
+ *   for the runner), so mmp_kernels_int4_fused is empty on purpose; use mmp_fused_ops() (fused.h).
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

@@ -19,7 +19,14 @@
  *   mmp_fused_emulate(y, &h, MMP_FUSED_PART_FUSED, NULL);              // kernel order, host
  *   mmp_fused_budget_elem(&ref, i, j, part);                           // allowed |err| of (i,j)
  *   size_t n; const mmp_fused_op *ops = mmp_fused_ops(&n);             // the CUDA kernels
- *   ops[i].run(&dev_operands, &p, stream, verbose);                    // MMP_KERNEL_OK / ...
+ *   mmp_fused_decision d = {0};                                       // d.grid > 0: cap (tests)
+ *   ops[i].run(&dev_operands, &p, stream, &d, verbose);                // MMP_KERNEL_OK / ...
+ *   mmp_fused_smem_budget b; mmp_fused_smem_budget_make(&b, d.mode, d.stages, MMP_FUSED_FAULT_NONE);
+ *   mmp_fused_smem_budget_check(&b, d.smem_limit, d.stages, d.smem_static + d.smem_dynamic);
+ *
+ * The kernels are reached through mmp_fused_ops() only: nothing of the operator fits the GEMM ABI
+ * (kernel.h has no slots for scales, X, A, B, beta, and int4 inputs with an fp32 output is an
+ * impossible descriptor for the runner), so the family getter mmp_kernels_int4_fused is empty.
  *
  * Components (mmp_fused_part), each checkable alone:
  *   DECODE   int4 nibbles of wq -> int8 (one byte per element): bitwise.
