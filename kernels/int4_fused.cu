@@ -92,9 +92,14 @@ __device__ __forceinline__ void fk_mbar_wait(uint32_t bar, int parity)
 {
 #ifndef FK_NO_SM80
     uint32_t done = 0;
-    do {
+    do {   /* sm_90: try_wait suspends the thread for a while; sm_80/89: test_wait polls */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+#else
         asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
                      : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+#endif
     } while (!done);
 #endif
 }
