@@ -250,6 +250,48 @@ START_TEST(test_mutants_caught)
 }
 END_TEST
 
+
+/* The comparison itself: poison (NaN, int8 0x55) and one element just above its budget are caught;
+ * exactly at the budget passes. */
+START_TEST(test_compare_catches_poison)
+{
+    mmp_fused_problem p = prob(4, 8, 128, 64, 4, MMP_FORMAT_FP16);
+    mmp_fused_host h;
+    ck_assert_int_eq(mmp_fused_host_init(&h, &p), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_fused_host_fill(&h, mmp_check_seed), MMP_STATUS_OK);
+    mmp_fused_ref r;
+    mmp_fused_ref_init(&r);
+    mmp_fused_check c;
+    uint8_t *y = malloc((size_t)(p.n * p.k * 4));
+    ck_assert_int_eq(mmp_fused_ref_compute(&r, &h, MMP_FUSED_PART_DECODE), MMP_STATUS_OK);
+    memset(y, 0x55, (size_t)(p.n * p.k));
+    mmp_fused_check_compare(&c, y, &r);
+    ck_assert_int_eq(c.n_bad, c.n);
+    ck_assert_int_eq(mmp_fused_ref_compute(&r, &h, MMP_FUSED_PART_FUSED), MMP_STATUS_OK);
+    memset(y, 0xFF, (size_t)(p.m * p.n * 4));
+    mmp_fused_check_compare(&c, y, &r);
+    ck_assert_int_eq(c.n_bad, c.n);
+    ck_assert_int_eq(c.n_nan, c.n);
+    float *f = (float *)y;
+    for (int64_t e = 0; e < p.m * p.n; e++) f[e] = r.want32[e];
+    mmp_fused_check_compare(&c, y, &r);
+    ck_assert_int_eq(c.n_bad, 0);
+    /* element 5 moved to just beyond want64 + budget (next float up), then to inside it */
+    double lim = r.want64[5] + r.budget[5];
+    f[5] = nextafterf((float)lim, INFINITY);
+    if ((double)f[5] <= lim) f[5] = nextafterf(f[5], INFINITY);
+    mmp_fused_check_compare(&c, y, &r);
+    ck_assert_int_eq(c.n_bad, 1);
+    ck_assert_int_eq(c.first_bad, 5);
+    f[5] = nextafterf((float)lim, -INFINITY);
+    mmp_fused_check_compare(&c, y, &r);
+    ck_assert_int_eq(c.n_bad, 0);
+    free(y);
+    mmp_fused_ref_clear(&r);
+    mmp_fused_host_clear(&h);
+}
+END_TEST
+
 #include "suites/check_fused_layout.inc"
 
 static Suite *fused_suite(void)
@@ -264,6 +306,7 @@ static Suite *fused_suite(void)
     tcase_add_test(tr, test_ref_unit_scales_is_integer_gemm);
     tcase_add_test(tr, test_ref_down_vs_certified_gemm);
     tcase_add_test(tr, test_ref_affine_correctly_rounded);
+    tcase_add_test(tr, test_compare_catches_poison);
     tcase_add_loop_test(tr, test_emulation_within_budget, 0, 8);
     tcase_add_loop_test(tr, test_mutants_caught, 0, MUT_COUNT);
     suite_add_tcase(s, tr);
