@@ -7,7 +7,10 @@
 #      (0 disagreements expected); the naive MPFR triple loop timed at 512^3 on every core
 #      and extrapolated to 8192^3.
 #   2. bf16 x bf16 -> fp32 at 8192^3 with 2,000 sampled elements (fewer slices).
-#   3. The CPU certified path at 2048^3 on this host, for comparison with the 2-core figure.
+#   3. The device path against the CPU certified path, every element bit for bit, at 2048^3 or
+#      1024^3: fp32 (column-major, alpha -0.75, beta 0.5), bf16 -> bf16, e4m3 x e5m2 -> fp16,
+#      fp16 -> fp16 (alpha 2, beta -1).
+#   4. The CPU certified path at 2048^3 on this host, for comparison with the 2-core figure.
 # Fails soft: prints what failed and continues.
 set -u
 out=${OUT:-out}/reference
@@ -32,5 +35,9 @@ run() {   # name, timeout, args...
 }
 run gpu-fp32-8192 300 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
 run gpu-bf16-8192 200 --gpu --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
+run cmp-fp32-2048 120 --gpu --compare-cpu --col --alpha -0.75 --beta 0.5 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
+run cmp-bf16-2048 120 --gpu --compare-cpu --a bf16 --b bf16 --d bf16 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
+run cmp-fp8-1024 120 --gpu --compare-cpu --a e4m3 --b e5m2 --d fp16 --sizes 1024 --mpfr-rows 16 --mpfr-full-max 0
+run cmp-fp16-1024 120 --gpu --compare-cpu --a fp16 --b fp16 --d fp16 --alpha 2 --beta -1 --sizes 1024 --mpfr-rows 16 --mpfr-full-max 0
 run cpu-fp32-2048 120 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
 exit 0
