@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdint.h>
+#include <mpfr.h>
+
 #include "mmaprobe/reference.h"
 #include "suites/check_main.h"
 
@@ -303,6 +306,73 @@ START_TEST(long_k)
 }
 END_TEST
 
+/* mmp_ref_round_out (the one place both paths turn d64 + ternary into the output format)
+ * against MPFR rounding X itself: precision p, subnormals by mpfr_subnormalize in the format's
+ * exponent range, overflow past max_finite to Inf (NaN for e4m3). X = d64 -/+ a tiny amount, on
+ * and near the format's midpoints, subnormal midpoints and the overflow threshold. */
+static double mpfr_round_fmt(mpfr_t x, mmp_format f)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+    mpfr_t y;
+    mpfr_init2(y, fi->precision);
+    mpfr_set_emin(fi->emin - fi->precision + 1);
+    mpfr_set_emax(fi->emax + 1);   /* one binade more: overflow is judged below, after rounding */
+    int t = mpfr_set(y, x, MPFR_RNDN);
+    t = mpfr_check_range(y, t, MPFR_RNDN);
+    mpfr_subnormalize(y, t, MPFR_RNDN);
+    double r = mpfr_get_d(y, MPFR_RNDN);
+    mpfr_set_emin(emin);
+    mpfr_set_emax(emax);
+    mpfr_clear(y);
+    if (fabs(r) > fi->max_finite) r = fi->has_inf ? copysign(INFINITY, r) : NAN;
+    return r;
+}
+
+START_TEST(round_out_matches_mpfr)
+{
+    static const mmp_format fs[] = {MMP_FORMAT_FP32, MMP_FORMAT_TF32, MMP_FORMAT_FP16, MMP_FORMAT_BF16,
+                                    MMP_FORMAT_E4M3, MMP_FORMAT_E5M2};
+    rs = mmp_check_seed + 31;
+    mpfr_t x;
+    mpfr_init2(x, 300);
+    long checked = 0;
+    for (size_t fi = 0; fi < sizeof fs / sizeof fs[0]; fi++) {
+        mmp_format f = fs[fi];
+        const mmp_format_info *inf = mmp_format_get_info(f);
+        for (int t = 0; t < 20000; t++) {
+            /* a random format value v and its upper neighbour: the midpoint is a double */
+            double v = fabs(value_for(f, (rnd64() & 1) ? GEN_WIDE : GEN_RANDOM));
+            if (rnd64() % 8 == 0) v = inf->max_finite;
+            double up = mmp_format_round(nextafter(v, INFINITY), f, MMP_ROUND_UP, 0);
+            if (!isfinite(up)) up = v + (v - mmp_format_round(nextafter(v, 0), f, MMP_ROUND_DOWN, 1));
+            double d64 = v + (up - v) / 2;   /* midpoint or the overflow threshold */
+            int kind = (int)(rnd64() % 4);
+            if (kind == 3) d64 = nextafter(d64, (rnd64() & 1) ? INFINITY : 0.0);
+            if (rnd64() & 1) d64 = -d64;
+            for (int tern = -1; tern <= 1; tern++) {
+                mpfr_set_d(x, d64, MPFR_RNDN);
+                if (tern != 0 && d64 != 0) {   /* X = d64 - tern * tiny: d64 = RN64(X) */
+                    mpfr_t tiny;
+                    mpfr_init2(tiny, 53);
+                    mpfr_set_d(tiny, fabs(d64), MPFR_RNDN);
+                    mpfr_mul_2si(tiny, tiny, -80, MPFR_RNDN);
+                    if (tern > 0) mpfr_sub(x, x, tiny, MPFR_RNDN); else mpfr_add(x, x, tiny, MPFR_RNDN);
+                    mpfr_clear(tiny);
+                }
+                double want = mpfr_round_fmt(x, f);
+                double got = mmp_ref_round_out(d64, d64 == 0 ? 0 : tern, f);
+                ck_assert_msg(same_bits(got, want) || (isnan(got) && isnan(want)),
+                              "%s: round_out(%a, %d) = %a, MPFR says %a", mmp_format_name(f), d64, tern, got, want);
+                checked++;
+            }
+        }
+    }
+    mpfr_clear(x);
+    ck_assert(checked > 100000);
+}
+END_TEST
+
 /* ---- integers ---- */
 
 START_TEST(integer_exact_and_overflow)
@@ -448,6 +518,7 @@ static Suite *reference_suite(void)
     TCase *k = tcase_create("known answers");
     tcase_add_test(k, known_answers);
     tcase_add_test(k, remainders_meet);
+    tcase_add_test(k, round_out_matches_mpfr);
     tcase_add_test(k, long_k);
     tcase_add_test(k, integer_exact_and_overflow);
     tcase_add_test(k, certified_rarely_needs_mpfr);

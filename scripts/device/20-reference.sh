@@ -31,7 +31,7 @@ run() {   # name, timeout, args...
     end=$(date +%s.%N)
     echo "20-reference: $name rc=$rc in $(awk "BEGIN{printf \"%.1f\", $end - $start}") s" | tee -a "$out/times.txt"
     [ $rc -eq 0 ] || echo "20-reference: $name failed (rc $rc): see $out/$name.txt"
-    grep -vE '^# (command|started)' "$out/$name.txt" | grep -E 'certified|cublas|naive|sampled|compared|disagree|FAILED' || true
+    grep -E '^(certified|cublas dgemm|naive|sampled|compared|# disagreements)|FAILED' "$out/$name.txt" || true
 }
 run gpu-fp32-8192 300 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
 run gpu-bf16-8192 200 --gpu --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
