@@ -9,25 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mmaprobe/cli.h"
 #include "mmaprobe/fused.h"
 #include "mmaprobe/kernel.h"
 #include "suites/check_main.h"
 
-
-/* Fallback until suites/gpu_available.c (the CUDA-baseline branch) is merged; the library's strong
- * definition wins when it is there. Same method: the query runs in mmp_env_capture's child. */
-__attribute__((weak)) int mmp_check_gpu_available(char *reason, size_t size)
-{
-    mmp_env e;
-    mmp_status st = mmp_env_capture(&e, -1, 0, 0, NULL);
-    if (st == MMP_STATUS_OK && e.device >= 0) {
-        snprintf(reason, size, "%s", e.gpu);
-        return 1;
-    }
-    snprintf(reason, size, "no usable CUDA device: %s", e.no_device_reason[0] ? e.no_device_reason : mmp_status_name(st));
-    return 0;
-}
 
 typedef struct vcase { int64_t m, n, k; int g; mmp_format sf; int grid_cap; } vcase;
 static const vcase vcases[] = {
