@@ -19,6 +19,7 @@
 
 #include "mmaprobe/cli.h"
 #include "mmaprobe/probe.h"
+#include "probes/arith_internal.h"
 
 #ifndef MMP_HAVE_CUDA
 mmp_status mmp_arith_capture_gpu(mmp_capture *cap, const mmp_arith_instr *in, int dev)
@@ -141,22 +142,25 @@ int mmp_probe_arith_run(FILE *text, FILE *json, int argc, char **argv)
         mmp_status st;
         if (o.synthetic) {
             const mmp_model_preset *row = mmp_model_preset_find(o.synthetic, ins[i].id);
-            if (!row) continue;
+            int integer = mmp_arith_is_integer(ins[i].in_format);
+            if (!row && !integer) continue;
             if ((st = mmp_arith_design(&cap, &ins[i], o.n_random, o.seed)) != MMP_STATUS_OK ||
-                (st = mmp_arith_model_outputs(&cap, &row->params)) != MMP_STATUS_OK) {
+                (st = mmp_arith_model_outputs(&cap, row ? &row->params : NULL)) != MMP_STATUS_OK) {
                 fprintf(stderr, "mmaprobe probe: %s: %s\n", ins[i].id, mmp_error_last());
                 rc = MMP_EXIT_INTERNAL;
                 continue;
             }
             char desc[256];
-            mmp_model_params_format(desc, sizeof desc, &row->params);
-            snprintf(cap.origin, sizeof cap.origin, "synthetic: %s model %s", row->gpu, desc);
+            if (row) mmp_model_params_format(desc, sizeof desc, &row->params);
+            else snprintf(desc, sizeof desc, "integer: exact sum, %s (PTX ISA)",
+                          ins[i].satfinite ? "clamped to int32" : "wrapped modulo 2^32");
+            snprintf(cap.origin, sizeof cap.origin, "synthetic: %s model %s", row ? row->gpu : o.synthetic, desc);
             snprintf(cap.device, sizeof cap.device, "model");
             snprintf(cap.sass, sizeof cap.sass, "none (synthetic)");
             if (o.capture_dir) {
                 char path[4096];
                 mkdir(o.capture_dir, 0755);
-                snprintf(path, sizeof path, "%s/synthetic-%s-%s.txt", o.capture_dir, row->gpu, ins[i].id);
+                snprintf(path, sizeof path, "%s/synthetic-%s-%s.txt", o.capture_dir, row ? row->gpu : o.synthetic, ins[i].id);
                 for (char *p = path + strlen(o.capture_dir); *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
                 if (mmp_capture_write(&cap, path) != MMP_STATUS_OK)
                     fprintf(stderr, "mmaprobe probe: %s\n", mmp_error_last());

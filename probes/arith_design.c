@@ -21,21 +21,47 @@
 #include <string.h>
 
 #include "mmaprobe/probe.h"
+#include "probes/arith_internal.h"
 
+/* Columns: id, PTX, in, out, K, min cc, wgmma, satfinite, scale-d = 0 (c ignored), instruction K
+ * of a chain (0: one instruction), chain promoted to fp32. The wgmma rows run with scale-d = 1
+ * (the accumulator input used) unless their id ends in ".c0"; ".chain4" rows issue four wgmma
+ * with scale-d = 1 into one accumulator, ".promote4" rows four wgmma with scale-d = 0 whose
+ * results are added in fp32 registers (the FP8 GEMM "promotion"). */
+#define F(x) MMP_FORMAT_##x
 static const mmp_arith_instr instrs[] = {
-    {"mma.f16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", MMP_FORMAT_FP16, MMP_FORMAT_FP32, 16, 80, 0},
-    {"mma.f16.f16", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", MMP_FORMAT_FP16, MMP_FORMAT_FP16, 16, 80, 0},
-    {"mma.bf16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", MMP_FORMAT_BF16, MMP_FORMAT_FP32, 16, 80, 0},
-    {"mma.tf32.f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", MMP_FORMAT_TF32, MMP_FORMAT_FP32, 8, 80, 0},
-    {"mma.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", MMP_FORMAT_E4M3, MMP_FORMAT_FP32, 32, 89, 0},
-    {"mma.e5m2.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", MMP_FORMAT_E5M2, MMP_FORMAT_FP32, 32, 89, 0},
-    {"wmma.f16.f32", "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32", MMP_FORMAT_FP16, MMP_FORMAT_FP32, 16, 70, 0},
-    {"wgmma.f16.f32", "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16", MMP_FORMAT_FP16, MMP_FORMAT_FP32, 16, 90, 1},
-    {"wgmma.bf16.f32", "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16", MMP_FORMAT_BF16, MMP_FORMAT_FP32, 16, 90, 1},
-    {"wgmma.tf32.f32", "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", MMP_FORMAT_TF32, MMP_FORMAT_FP32, 8, 90, 1},
-    {"wgmma.e4m3.f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3", MMP_FORMAT_E4M3, MMP_FORMAT_FP32, 32, 90, 1},
-    {"wgmma.e5m2.f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2", MMP_FORMAT_E5M2, MMP_FORMAT_FP32, 32, 90, 1},
+    {"mma.f16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", F(FP16), F(FP32), 16, 80, 0, 0, 0, 0, 0},
+    {"mma.f16.f16", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", F(FP16), F(FP16), 16, 80, 0, 0, 0, 0, 0},
+    {"mma.bf16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", F(BF16), F(FP32), 16, 80, 0, 0, 0, 0, 0},
+    {"mma.tf32.f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", F(TF32), F(FP32), 8, 80, 0, 0, 0, 0, 0},
+    /* PTX ISA (mma, "Target ISA notes"): .e4m3/.e5m2 mma requires sm_89 or higher, so sm_90 is
+     * included (ptxas 13.0 accepts it for sm_90); the SASS check says whether Hopper runs it
+     * on a native FP8 path or converts to f16 first */
+    {"mma.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", F(E4M3), F(FP32), 32, 89, 0, 0, 0, 0, 0},
+    {"mma.e5m2.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", F(E5M2), F(FP32), 32, 89, 0, 0, 0, 0, 0},
+    {"wmma.f16.f32", "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32", F(FP16), F(FP32), 16, 70, 0, 0, 0, 0, 0},
+    {"mma.s8.s32", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", F(INT8), F(INT32), 32, 80, 0, 0, 0, 0, 0},
+    {"mma.s8.s32.satfinite", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32", F(INT8), F(INT32), 32, 80, 0, 1, 0, 0, 0},
+    {"mma.u8.s32", "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32", F(UINT8), F(INT32), 32, 80, 0, 0, 0, 0, 0},
+    {"mma.u8.s32.satfinite", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32", F(UINT8), F(INT32), 32, 80, 0, 1, 0, 0, 0},
+    {"mma.s4.s32", "mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32", F(INT4), F(INT32), 64, 80, 0, 0, 0, 0, 0},
+    {"mma.s4.s32.satfinite", "mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32", F(INT4), F(INT32), 64, 80, 0, 1, 0, 0, 0},
+    {"wgmma.f16.f32", "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16", F(FP16), F(FP32), 16, 90, 1, 0, 0, 0, 0},
+    {"wgmma.f16.f16", "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16", F(FP16), F(FP16), 16, 90, 1, 0, 0, 0, 0},
+    {"wgmma.bf16.f32", "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16", F(BF16), F(FP32), 16, 90, 1, 0, 0, 0, 0},
+    {"wgmma.tf32.f32", "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", F(TF32), F(FP32), 8, 90, 1, 0, 0, 0, 0},
+    {"wgmma.e4m3.f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3", F(E4M3), F(FP32), 32, 90, 1, 0, 0, 0, 0},
+    {"wgmma.e4m3.f32.c0", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 (scale-d 0)", F(E4M3), F(FP32), 32, 90, 1, 0, 1, 0, 0},
+    {"wgmma.e4m3.f16", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3", F(E4M3), F(FP16), 32, 90, 1, 0, 0, 0, 0},
+    {"wgmma.e5m2.f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2", F(E5M2), F(FP32), 32, 90, 1, 0, 0, 0, 0},
+    {"wgmma.e5m2.f32.c0", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2 (scale-d 0)", F(E5M2), F(FP32), 32, 90, 1, 0, 1, 0, 0},
+    {"wgmma.e5m2.f16", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e5m2", F(E5M2), F(FP16), 32, 90, 1, 0, 0, 0, 0},
+    {"wgmma.e4m3.f32.chain4", "4 x wgmma m64n8k32 e4m3, scale-d 1", F(E4M3), F(FP32), 128, 90, 1, 0, 0, 32, 0},
+    {"wgmma.e4m3.f32.promote4", "4 x wgmma m64n8k32 e4m3, scale-d 0, fp32 FADD", F(E4M3), F(FP32), 128, 90, 1, 0, 0, 32, 1},
+    {"wgmma.e5m2.f32.chain4", "4 x wgmma m64n8k32 e5m2, scale-d 1", F(E5M2), F(FP32), 128, 90, 1, 0, 0, 32, 0},
+    {"wgmma.e5m2.f32.promote4", "4 x wgmma m64n8k32 e5m2, scale-d 0, fp32 FADD", F(E5M2), F(FP32), 128, 90, 1, 0, 0, 32, 1},
 };
+#undef F
 
 const mmp_arith_instr *mmp_arith_instrs(size_t *count)
 {
@@ -253,6 +279,25 @@ static mmp_status design_special(builder *B)
     return MMP_STATUS_OK;
 }
 
+/* Chains of instructions over K (promote > 0): anchor A in the first instruction (as c, or as
+ * product 0 with c = 0), t = +-A*2^-j in the last product: how many bits of the running sum
+ * survive the chain. A = 2^12 keeps t = A*2^-j a product of two inputs up to j = 30 even
+ * for FP8 (smallest e4m3 product 2^-18). */
+static mmp_status design_chain(builder *B)
+{
+    int k = B->cap->k;
+    double A = ldexp(1.0, 12);
+    for (int anchor_c = 0; anchor_c <= 1; anchor_c++)
+        for (int j = 1; j <= 30; j++)
+            for (int sg = 0; sg < 2; sg++) {
+                zero(B);
+                if (!anchor_c && !put(B, 0, A)) continue;
+                if (!put(B, k - 1, (sg ? -1.0 : 1.0) * ldexp(A, -j))) continue;
+                MMP_TRY(add_vec(B, "chain", anchor_c ? A : 0.0));
+            }
+    return MMP_STATUS_OK;
+}
+
 static mmp_status design_random(builder *B, size_t n, uint64_t seed)
 {
     const in_fmt *F = B->F;
@@ -293,6 +338,7 @@ mmp_status mmp_arith_design(mmp_capture *cap, const mmp_arith_instr *in, size_t 
                             uint64_t seed)
 {
     if (!cap || !in) return MMP_ERR(MMP_STATUS_INVALID, "arith design: NULL argument");
+    if (mmp_arith_is_integer(in->in_format)) return mmp_arith_design_int(cap, in, n_random, seed);
     const in_fmt *F = in_fmt_of(in->in_format);
     if (!F) return MMP_ERR(MMP_STATUS_UNSUPPORTED, "arith design: %s has no float input format", in->id);
     mmp_capture_init(cap, in->id, in->in_format, in->out_format, in->k);
@@ -301,7 +347,9 @@ mmp_status mmp_arith_design(mmp_capture *cap, const mmp_arith_instr *in, size_t 
     mmp_status st;
     if ((st = design_anchor(&B)) != MMP_STATUS_OK || (st = design_block(&B)) != MMP_STATUS_OK ||
         (st = design_floor(&B)) != MMP_STATUS_OK || (st = design_subnormal(&B)) != MMP_STATUS_OK ||
-        (st = design_special(&B)) != MMP_STATUS_OK || (st = design_random(&B, n_random, seed)) != MMP_STATUS_OK) {
+        (st = design_special(&B)) != MMP_STATUS_OK ||
+        (in->promote > 0 && (st = design_chain(&B)) != MMP_STATUS_OK) ||
+        (st = design_random(&B, n_random, seed)) != MMP_STATUS_OK) {
         mmp_capture_clear(cap);
         return st;
     }
@@ -310,6 +358,10 @@ mmp_status mmp_arith_design(mmp_capture *cap, const mmp_arith_instr *in, size_t 
 
 mmp_status mmp_arith_model_outputs(mmp_capture *cap, const mmp_model_params *p)
 {
+    if (mmp_arith_is_integer(cap->in_format)) {
+        const mmp_arith_instr *in = mmp_arith_instr_find(cap->instruction);
+        return mmp_arith_model_outputs_int(cap, in ? in->satfinite : 0, 0);
+    }
     double a[256], b[256];
     for (size_t i = 0; i < cap->count; i++) {
         mmp_capture_vec *v = &cap->v[i];

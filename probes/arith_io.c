@@ -5,6 +5,7 @@
  *   mmaprobe-arith-capture 1
  *   instruction mma.f16.f32
  *   sass HMMA.16816.F32
+ *   native yes <note>                 (yes | no | unknown, then why: the SASS path; optional)
  *   device NVIDIA H200
  *   origin gpu                        (or "synthetic: <model parameters>")
  *   in fp16
@@ -31,6 +32,7 @@ void mmp_capture_init(mmp_capture *cap, const char *instruction, mmp_format in, 
     snprintf(cap->sass, sizeof cap->sass, "unknown");
     snprintf(cap->device, sizeof cap->device, "unknown");
     snprintf(cap->origin, sizeof cap->origin, "gpu");
+    cap->native = -1;
     cap->in_format = in;
     cap->out_format = out;
     cap->k = k;
@@ -99,9 +101,11 @@ mmp_status mmp_capture_write(const mmp_capture *cap, const char *path)
     if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
     fprintf(f, "mmaprobe-arith-capture 1\n# format: probes/arith_io.c; one vector per line:\n"
                "# <probe> <c> <d> <a_0..a_k-1> <b_0..b_k-1>, hex fp32 patterns\n");
-    fprintf(f, "instruction %s\nsass %s\ndevice %s\norigin %s\nin %s\nout %s\nk %d\ncount %zu\n",
-            cap->instruction, cap->sass, cap->device, cap->origin, fname(cap->in_format),
-            fname(cap->out_format), cap->k, cap->count);
+    fprintf(f, "instruction %s\nsass %s\nnative %s %s\ndevice %s\norigin %s\nin %s\nout %s\nk %d\ncount %zu\n",
+            cap->instruction, cap->sass,
+            cap->native > 0 ? "yes" : cap->native == 0 ? "no" : "unknown",
+            cap->path_note[0] ? cap->path_note : "-", cap->device, cap->origin,
+            fname(cap->in_format), fname(cap->out_format), cap->k, cap->count);
     for (size_t i = 0; i < cap->count; i++) {
         const mmp_capture_vec *v = &cap->v[i];
         fprintf(f, "%s %08x %08x", v->probe, v->c, v->d);
@@ -132,7 +136,7 @@ mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
     size_t lsize = 0, lineno = 0;
     mmp_status st = MMP_STATUS_OK;
     int version = 0, k = 0;
-    char instr[32] = "", sass[48] = "", dev[128] = "", origin[256] = "", tmp[32];
+    char instr[32] = "", sass[96] = "", native[200] = "", dev[128] = "", origin[256] = "", tmp[32];
     mmp_format in = MMP_FORMAT_COUNT_, out = MMP_FORMAT_COUNT_;
     uint32_t *a = NULL;
     while (getline(&line, &lsize, f) > 0) {
@@ -147,6 +151,7 @@ mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
         }
         if (!strncmp(line, "instruction ", 12)) { rest_of(instr, sizeof instr, line, "instruction"); continue; }
         if (!strncmp(line, "sass ", 5)) { rest_of(sass, sizeof sass, line, "sass"); continue; }
+        if (!strncmp(line, "native ", 7)) { rest_of(native, sizeof native, line, "native"); continue; }
         if (!strncmp(line, "device ", 7)) { rest_of(dev, sizeof dev, line, "device"); continue; }
         if (!strncmp(line, "origin ", 7)) { rest_of(origin, sizeof origin, line, "origin"); continue; }
         if (!strncmp(line, "count ", 6)) continue;
@@ -172,6 +177,12 @@ mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
             }
             mmp_capture_init(cap, instr, in, out, k);
             if (sass[0]) snprintf(cap->sass, sizeof cap->sass, "%s", sass);
+            if (native[0]) {
+                /* "yes <note>", "no <note>", "unknown <note>" */
+                cap->native = !strncmp(native, "yes", 3) ? 1 : !strncmp(native, "no", 2) ? 0 : -1;
+                const char *n = strchr(native, ' ');
+                snprintf(cap->path_note, sizeof cap->path_note, "%s", n ? n + 1 : "");
+            }
             if (dev[0]) snprintf(cap->device, sizeof cap->device, "%s", dev);
             if (origin[0]) snprintf(cap->origin, sizeof cap->origin, "%s", origin);
             a = malloc(2 * (size_t)k * sizeof *a);
