@@ -289,3 +289,23 @@ char *mmp_sass_dump(void)
     if (n == 0) { free(buf); return NULL; }
     return buf;
 }
+
+/* Name the SASS that ran cap (the function matching key in this executable, for sm_<cc>). The
+ * listing is taken once per process. */
+void mmp_arith_set_sass(mmp_capture *cap, const char *key, int cc)
+{
+    static char *text;
+    static int tried;
+    if (!tried) { text = mmp_sass_dump(); tried = 1; }
+    if (!text) {
+        snprintf(cap->sass, sizeof cap->sass, "unknown");
+        cap->native = -1;
+        snprintf(cap->path_note, sizeof cap->path_note, "cuobjdump -sass unavailable (add /usr/local/cuda/bin to PATH)");
+        return;
+    }
+    mmp_sass_summary s;
+    mmp_sass_summarise(&s, text, key, cc, cap->in_format);
+    snprintf(cap->sass, sizeof cap->sass, "%s", s.opcodes);
+    cap->native = s.native;
+    snprintf(cap->path_note, sizeof cap->path_note, "%s", s.note);
+}

@@ -349,13 +349,15 @@ double mmp_model_error_bound(const mmp_model_params *p, int k, double s)
     double align = (p->block_size + 1) * ldexp(2.0, -(23 + p->extra_align_bits));
     double u = mmp_model_unit_roundoff(p);
     if (p->promote > 0 && p->promote < k) {
-        /* promotion: each group of `promote` products is a chain of its own blocks from zero
-         * (bounded as above by that group's magnitude <= s), then one fp32 round-to-nearest
-         * addition (2^-24 of the running sum <= s) per group */
+        /* promotion: each group of `promote` products is a chain of its own blocks from zero,
+         * its error bounded as above by g times the group's own magnitude s_g (sum s_g <= s, so
+         * all groups together lose at most g*s); then one fp32 round-to-nearest addition per
+         * group, 2^-24 of the running sum (<= s, first order) each */
         int ng = (k + p->promote - 1) / p->promote;
         int nbg = (p->promote + p->block_size - 1) / p->block_size;
         double g = nbg * (align + u) * (1.0 + nbg * (align + u));
-        return ng * (g + ldexp(1.0, -24)) * s * (1.0 + ng * (g + ldexp(1.0, -24)));
+        double f = ng * ldexp(1.0, -24);
+        return (g + f * (1.0 + g)) * s * (1.0 + f);
     }
     int nb = (k + p->block_size - 1) / p->block_size;
     return nb * (align + u) * s * (1.0 + nb * (align + u));
