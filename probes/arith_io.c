@@ -213,3 +213,105 @@ mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
     if (st != MMP_STATUS_OK) mmp_capture_clear(cap);
     return st;
 }
+
+/* Binary captures: the forked GPU child hands its captures to the parent this way (10^5
+ * vectors of K = 128 are 100 MB of text, 100 ms of binary). Layout: "MMPCAPB1", the header
+ * strings at their struct sizes, native/in/out/k as int32, count as uint64, then per vector
+ * probe[24], c, d, and the input words (2k per vector). Same-machine only (host byte order). */
+static const char bin_magic[8] = {'M', 'M', 'P', 'C', 'A', 'P', 'B', '1'};
+
+mmp_status mmp_capture_write_bin(const mmp_capture *cap, const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+    int32_t h[4] = {cap->native, (int32_t)cap->in_format, (int32_t)cap->out_format, cap->k};
+    uint64_t n = cap->count;
+    fwrite(bin_magic, 1, sizeof bin_magic, f);
+    fwrite(cap->instruction, 1, sizeof cap->instruction, f);
+    fwrite(cap->sass, 1, sizeof cap->sass, f);
+    fwrite(cap->device, 1, sizeof cap->device, f);
+    fwrite(cap->origin, 1, sizeof cap->origin, f);
+    fwrite(cap->path_note, 1, sizeof cap->path_note, f);
+    fwrite(h, sizeof h[0], 4, f);
+    fwrite(&n, sizeof n, 1, f);
+    for (size_t i = 0; i < cap->count; i++) {
+        fwrite(cap->v[i].probe, 1, sizeof cap->v[i].probe, f);
+        fwrite(&cap->v[i].c, 4, 1, f);
+        fwrite(&cap->v[i].d, 4, 1, f);
+    }
+    if (cap->count) fwrite(cap->store, 4, cap->count * 2 * (size_t)cap->k, f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return MMP_ERR(MMP_STATUS_IO, "error writing %s", path);
+    return MMP_STATUS_OK;
+}
+
+mmp_status mmp_capture_read_bin(mmp_capture *cap, const char *path)
+{
+    memset(cap, 0, sizeof *cap);
+    FILE *f = fopen(path, "rb");
+    if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot open capture %s: %s", path, strerror(errno));
+    char magic[8];
+    mmp_capture h;
+    int32_t w[4];
+    uint64_t n;
+    int ok = fread(magic, 1, 8, f) == 8 && !memcmp(magic, bin_magic, 8) &&
+             fread(h.instruction, 1, sizeof h.instruction, f) == sizeof h.instruction &&
+             fread(h.sass, 1, sizeof h.sass, f) == sizeof h.sass &&
+             fread(h.device, 1, sizeof h.device, f) == sizeof h.device &&
+             fread(h.origin, 1, sizeof h.origin, f) == sizeof h.origin &&
+             fread(h.path_note, 1, sizeof h.path_note, f) == sizeof h.path_note &&
+             fread(w, sizeof w[0], 4, f) == 4 && fread(&n, sizeof n, 1, f) == 1 &&
+             w[3] >= 1 && w[3] <= 256 && w[1] >= 0 && w[1] < MMP_FORMAT_COUNT_ && w[2] >= 0 &&
+             w[2] < MMP_FORMAT_COUNT_ && n < ((uint64_t)1 << 32);
+    if (!ok) {
+        fclose(f);
+        return MMP_ERR(MMP_STATUS_PARSE, "%s: not a binary mmaprobe capture", path);
+    }
+    h.instruction[sizeof h.instruction - 1] = h.sass[sizeof h.sass - 1] = 0;
+    h.device[sizeof h.device - 1] = h.origin[sizeof h.origin - 1] = h.path_note[sizeof h.path_note - 1] = 0;
+    mmp_capture_init(cap, h.instruction, (mmp_format)w[1], (mmp_format)w[2], w[3]);
+    snprintf(cap->sass, sizeof cap->sass, "%s", h.sass);
+    snprintf(cap->device, sizeof cap->device, "%s", h.device);
+    snprintf(cap->origin, sizeof cap->origin, "%s", h.origin);
+    snprintf(cap->path_note, sizeof cap->path_note, "%s", h.path_note);
+    cap->native = w[0];
+    mmp_status st = MMP_STATUS_OK;
+    size_t words = (size_t)n * 2 * (size_t)w[3];
+    cap->v = malloc((n ? n : 1) * sizeof *cap->v);
+    cap->store = malloc((words ? words : 1) * sizeof *cap->store);
+    if (!cap->v || !cap->store) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory reading %s", path);
+    for (size_t i = 0; st == MMP_STATUS_OK && i < n; i++) {
+        mmp_capture_vec *v = &cap->v[i];
+        if (fread(v->probe, 1, sizeof v->probe, f) != sizeof v->probe || fread(&v->c, 4, 1, f) != 1 ||
+            fread(&v->d, 4, 1, f) != 1)
+            st = MMP_ERR(MMP_STATUS_PARSE, "%s: truncated at vector %zu", path, i);
+        v->probe[sizeof v->probe - 1] = 0;
+        v->a = cap->store + i * 2 * (size_t)w[3];
+        v->b = v->a + w[3];
+    }
+    if (st == MMP_STATUS_OK && words && fread(cap->store, 4, words, f) != words)
+        st = MMP_ERR(MMP_STATUS_PARSE, "%s: truncated input words", path);
+    fclose(f);
+    if (st != MMP_STATUS_OK) { mmp_capture_clear(cap); return st; }
+    cap->count = cap->capacity = (size_t)n;
+    return MMP_STATUS_OK;
+}
+
+/* Write the text capture keeping every designed vector and the first `keep` random ones. */
+mmp_status mmp_capture_write_subset(const mmp_capture *cap, const char *path, size_t keep)
+{
+    mmp_capture sub = *cap;
+    mmp_capture_vec *v = malloc((cap->count ? cap->count : 1) * sizeof *v);
+    if (!v) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory writing %s", path);
+    size_t n = 0, r = 0;
+    for (size_t i = 0; i < cap->count; i++) {
+        int rnd = strncmp(cap->v[i].probe, "rand", 4) == 0;
+        if (rnd && r++ >= keep) continue;
+        v[n++] = cap->v[i];
+    }
+    sub.v = v;
+    sub.count = n;
+    mmp_status st = mmp_capture_write(&sub, path);
+    free(v);
+    return st;
+}

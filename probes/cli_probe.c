@@ -1,5 +1,6 @@
 /* cli_probe.c — `mmaprobe probe [--arith] [--layout] [--memory] [--json FILE] [--capture-dir D]
- *                               [--from-capture D] [arith options, see probes/arith_cli.c]`
+ *                               [--from-capture D] [arith options, see probes/arith_cli.c:
+ *                               --synthetic, --instr, --random, --seed, --capture-keep, --threads]`
  *
  * Runs the chosen probe groups (all three when none is named), prints the environment header
  * and readable text to stdout, and writes one JSON document with "env", "arith", "layout",
@@ -33,7 +34,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: mmaprobe probe [--arith] [--layout] [--memory] [--json FILE]\n"
                "                      [--capture-dir D] [--from-capture D] [--synthetic GPU]\n"
-               "                      [--instr ID[,ID...]] [--random N] [--seed S]\n");
+               "                      [--instr ID[,ID...]] [--random N] [--seed S]\n"
+               "                      [--capture-keep N] [--threads N]\n");
 }
 
 int mmp_cli_probe(int argc, char **argv)
@@ -41,7 +43,7 @@ int mmp_cli_probe(int argc, char **argv)
     int arith = 0, layout = 0, memory = 0;
     const char *json_path = NULL;
     static const char *with_value[] = {"--capture-dir", "--from-capture", "--synthetic", "--instr",
-                                       "--random", "--seed"};
+                                       "--random", "--seed", "--capture-keep", "--threads"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--arith")) arith = 1;
