@@ -19,6 +19,8 @@ typedef struct fam {
     const mmp_capture *cap;
     const char *probe;          /* prefix of the probe names in the family */
     double *a, *b;              /* scratch, k each */
+    size_t *idx, nidx;          /* the family's vectors (set_family) */
+    const char *idx_of;         /* the probe idx was built for */
 } fam;
 
 static int in_family(const mmp_capture_vec *v, const char *probe)
@@ -44,13 +46,24 @@ static double model_out(fam *F, const mmp_capture_vec *v, const mmp_model_params
     return d;
 }
 
+/* The indices of the family F->probe (built once per family; idx holds cap->count slots). */
+static void index_family(fam *F)
+{
+    if (F->idx_of == F->probe) return;
+    F->nidx = 0;
+    for (size_t i = 0; i < F->cap->count; i++)
+        if (in_family(&F->cap->v[i], F->probe)) F->idx[F->nidx++] = i;
+    F->idx_of = F->probe;
+}
+
 /* Mismatches of the family under p, stopping past limit. */
 static size_t family_bad(fam *F, const mmp_model_params *p, size_t limit, size_t *first)
 {
     size_t bad = 0;
-    for (size_t i = 0; i < F->cap->count; i++) {
+    index_family(F);
+    for (size_t n = 0; n < F->nidx; n++) {
+        size_t i = F->idx[n];
         const mmp_capture_vec *v = &F->cap->v[i];
-        if (!in_family(v, F->probe)) continue;
         if (!mmp_model_fp32_same(mmp_model_fp32_bits(model_out(F, v, p)), v->d)) {
             if (first && !bad) *first = i;
             if (++bad > limit) break;
@@ -271,7 +284,9 @@ mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap)
     MMP_TRY(mmp_model_params_check(&p));
     double *a = malloc(2 * (size_t)cap->k * sizeof *a);
     if (!a) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory analysing %s", cap->instruction);
-    fam F = {cap, "", a, a + cap->k};
+    size_t *idx = malloc((cap->count ? cap->count : 1) * sizeof *idx);
+    if (!idx) { free(a); return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory analysing %s", cap->instruction); }
+    fam F = {cap, "", a, a + cap->k, idx, 0, NULL};
     fit_anchor(rep, &F, &p);
     fit_block(rep, &F, &p);
     fit_floor_sub(rep, &F, &p);
@@ -301,6 +316,7 @@ mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap)
         }
     }
     free(a);
+    free(idx);
     return MMP_STATUS_OK;
 }
 

@@ -62,6 +62,30 @@ static const char *table_gpu(const char *name)
     return name;
 }
 
+/* Designing the vectors of every instruction in parallel threads (the child does it before it
+ * touches CUDA). */
+typedef struct design_pool {
+    const arith_opts *o;
+    const mmp_arith_instr *ins;
+    mmp_capture *caps;
+    mmp_status *st;
+    size_t n, next;
+    pthread_mutex_t lock;
+} design_pool;
+
+static void *design_worker(void *arg)
+{
+    design_pool *D = arg;
+    for (;;) {
+        pthread_mutex_lock(&D->lock);
+        size_t i = D->next++;
+        pthread_mutex_unlock(&D->lock);
+        if (i >= D->n) return NULL;
+        D->st[i] = selected(D->o, D->ins[i].id) ? mmp_arith_design(&D->caps[i], &D->ins[i], D->o->n_random, D->o->seed)
+                                               : MMP_STATUS_UNSUPPORTED;
+    }
+}
+
 /* Capture every selected instruction on the GPU in a child process: <dir>/<id>.bin, or
  * <dir>/<id>.skip holding the reason. */
 static int capture_in_child(const arith_opts *o, const char *dir, FILE *text)
@@ -72,22 +96,31 @@ static int capture_in_child(const arith_opts *o, const char *dir, FILE *text)
     if (pid == 0) {
         size_t n;
         const mmp_arith_instr *ins = mmp_arith_instrs(&n);
+        mmp_capture *caps = calloc(n, sizeof *caps);
+        mmp_status *dst = calloc(n, sizeof *dst);
+        if (!caps || !dst) _exit(MMP_EXIT_INTERNAL);
+        design_pool D = {o, ins, caps, dst, n, 0, PTHREAD_MUTEX_INITIALIZER};
+        pthread_t th[32];
+        int started = 0;
+        for (int t = 1; t < o->threads && t < 32; t++)
+            if (pthread_create(&th[started], NULL, design_worker, &D) == 0) started++;
+        design_worker(&D);
+        for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
         int failures = 0;
         for (size_t i = 0; i < n; i++) {
             if (!selected(o, ins[i].id)) continue;
-            mmp_capture cap;
-            if (mmp_arith_design(&cap, &ins[i], o->n_random, o->seed) != MMP_STATUS_OK) { failures++; continue; }
-            mmp_status st = mmp_arith_capture_gpu(&cap, &ins[i], 0);
+            mmp_capture *cap = &caps[i];
+            if (dst[i] != MMP_STATUS_OK) { failures++; continue; }
+            mmp_status st = mmp_arith_capture_gpu(cap, &ins[i], 0);
             if (st == MMP_STATUS_NO_DEVICE) {
                 fprintf(text, "# arith: no usable CUDA device: %s\n", mmp_error_last());
-                mmp_capture_clear(&cap);
                 fflush(NULL);
                 _exit(MMP_EXIT_ENVIRONMENT);
             }
             char path[4096];
             if (st == MMP_STATUS_OK) {
                 snprintf(path, sizeof path, "%s/%s.bin", dir, ins[i].id);
-                st = mmp_capture_write_bin(&cap, path);
+                st = mmp_capture_write_bin(cap, path);
             }
             if (st != MMP_STATUS_OK) {
                 snprintf(path, sizeof path, "%s/%s.skip", dir, ins[i].id);
@@ -98,7 +131,7 @@ static int capture_in_child(const arith_opts *o, const char *dir, FILE *text)
                 }
                 if (st != MMP_STATUS_UNSUPPORTED) failures++;
             }
-            mmp_capture_clear(&cap);
+            mmp_capture_clear(cap);
         }
         fflush(NULL);
         _exit(failures ? 1 : 0);

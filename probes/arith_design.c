@@ -115,14 +115,16 @@ static int split_product(double *a, double *b, double v, const in_fmt *F)
     if (v == 0.0) { *a = 0.0; *b = 0.0; return 1; }
     int e = ilogb(v);
     double m = ldexp(v, -e);               /* [1,2), carries the sign */
-    int best = 1 << 30;
-    for (int ea = -160; ea <= 160; ea++) {
-        double x = ldexp(m, ea), y = ldexp(1.0, e - ea);
-        if (!representable(x, F) || !representable(y, F)) continue;
-        int bal = abs(ea - (e - ea));
-        if (bal < best) { best = bal; *a = x; *b = y; }
-    }
-    return best != 1 << 30;
+    /* the most balanced split first: ea = e/2, then outward (|ea - (e - ea)| grows with d) */
+    int h = e >= 0 ? e / 2 : -((-e + 1) / 2);
+    for (int d = 0; d <= 330; d++)
+        for (int side = 0; side < 2; side++) {
+            int ea = side ? h - d : h + d;
+            if ((side && d == 0) || ea < -160 || ea > 160) continue;
+            double x = ldexp(m, ea), y = ldexp(1.0, e - ea);
+            if (representable(x, F) && representable(y, F)) { *a = x; *b = y; return 1; }
+        }
+    return 0;
 }
 
 /* Decode a random bit pattern of the input format (sign, exponent, fraction). */

@@ -158,10 +158,17 @@ static double round_result(uint64_t m, int e0, int neg, int frac, const fmt_rang
 /* A finite non-zero x as sig * 2^(exp - fbits), sig an integer, exp >= emin (subnormals keep emin). */
 static void split(uint64_t *sig, int *exp, double x, int emin, int fbits)
 {
-    int e = ilogb(x);
-    if (e < emin) e = emin;
-    *exp = e;
-    *sig = (uint64_t)ldexp(fabs(x), fbits - e);
+    /* from the binary64 fields (x is a normal double: every value here is an fp32 or narrower
+     * value): |x| = (2^52 + m) * 2^(e-52); sig = |x| * 2^(fbits-E) with E = max(e, emin) is an
+     * integer because x is exact in the format, so the shift below drops only zero bits */
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    int e = (int)((u >> 52) & 0x7ff) - 1023;
+    uint64_t m = (u & 0xfffffffffffffull) | (1ull << 52);
+    int E = e < emin ? emin : e;
+    *exp = E;
+    int sh = 52 - fbits + (E - e);
+    *sig = sh >= 64 ? 0 : sh >= 0 ? m >> sh : m << -sh;
 }
 
 /* One block: n products plus the accumulator c (exact in the output format). */
