@@ -291,6 +291,13 @@ mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap)
     fit_block(rep, &F, &p);
     fit_floor_sub(rep, &F, &p);
     if (family_size(cap, "chain")) fit_chain(rep, &F, &p, instr);
+    if (instr && !instr->wgmma && (cap->in_format == MMP_FORMAT_E4M3 || cap->in_format == MMP_FORMAT_E5M2))
+        add_feature(rep, "isa_support", 1,
+                    "PTX ISA, mma Target ISA notes: mma with .e4m3/.e5m2 requires sm_89 or higher "
+                    "(ptxas: \"Feature 'mma with FP8 floating point type' requires .target sm_89 or higher\"), "
+                    "so sm_90 is a valid target; the SASS says which path runs it",
+                    "supported on sm_89+ (sm_90 included); this capture ran %s",
+                    cap->native > 0 ? "natively" : cap->native == 0 ? "EMULATED (see hardware_path)" : "on an unknown path");
     F.probe = "special";
     size_t first = 0, nsp = family_size(cap, "special");
     size_t bad = family_bad(&F, &p, SIZE_MAX - 1, &first);

@@ -13,8 +13,15 @@
  *   floor   c = 0 and one or two tiny products (1+2^-p)*2^-m: bits lost below the exponent floor;
  *   subnorm subnormal inputs (products of a subnormal and 1) and subnormal outputs;
  *   special NaN, Inf*0, +Inf with -Inf, Inf with finite, -0 products and c = -0;
+ *   chain   (chains of instructions over K: wgmma .chain4/.promote4) anchor A = 2^12 in the first
+ *           instruction and t = A*2^-j in the last product: the bits the running sum keeps
+ *           across instructions, in the accumulator (scale-d = 1) or promoted to fp32;
  *   random  random values (exponents within +-8), then random bit patterns of the input format
  *           (including NaN/Inf/subnormals) with random fp32 c.
+ * Integer instructions (s8/u8/s4, +-satfinite) have their own families: probes/arith_int.c.
+ * The ".c0" wgmma rows run the same vectors with scale-d = 0: the analysis then finds c unused
+ * (as in the published H100/H200 FP8 vectors); the rows without it measure the accumulator
+ * with a non-zero C.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -305,6 +312,9 @@ static mmp_status design_random(builder *B, size_t n, uint64_t seed)
     const in_fmt *F = B->F;
     uint64_t s = seed;
     int k = B->cap->k;
+    /* every bit pattern of the input format decoded once (2^8 .. 2^19 doubles) */
+    double *table = n ? malloc(((size_t)1 << F->bits) * sizeof *table) : NULL;
+    for (uint32_t u = 0; table && u < (1u << F->bits); u++) table[u] = decode_bits(u, F);
     for (size_t v = 0; v < n; v++) {
         int bits_mode = v >= n / 2;
         double c;
@@ -313,11 +323,14 @@ static mmp_status design_random(builder *B, size_t n, uint64_t seed)
                 uint64_t r = rng_next(&s);
                 double x;
                 if (bits_mode) {
-                    x = decode_bits((uint32_t)r & ((1u << F->bits) - 1), F);
+                    uint32_t pat = (uint32_t)r & ((1u << F->bits) - 1);
+                    x = table ? table[pat] : decode_bits(pat, F);
                 } else {
                     int e = (int)(r % 17) - 8;
                     uint32_t frac = (uint32_t)(r >> 8) & ((1u << (F->prec - 1)) - 1);
-                    x = ldexp(1.0 + ldexp((double)frac, 1 - F->prec), e);
+                    /* (1 + frac/2^(prec-1)) * 2^e from the binary64 fields (e in -8..8) */
+                    uint64_t u = ((uint64_t)(e + 1023) << 52) | ((uint64_t)frac << (53 - F->prec));
+                    memcpy(&x, &u, sizeof x);
                     if (fabs(x) > F->max) x = F->max;
                     if (r >> 63) x = -x;
                 }
@@ -331,8 +344,10 @@ static mmp_status design_random(builder *B, size_t n, uint64_t seed)
         } else {
             c = ldexp((double)(uint32_t)(r >> 40) / 16777216.0 + 0.5, (int)(r % 9) - 4) * (r & 1 ? -1 : 1);
         }
-        MMP_TRY(add_vec(B, bits_mode ? "randbits" : "random", c));
+        mmp_status st = add_vec(B, bits_mode ? "randbits" : "random", c);
+        if (st != MMP_STATUS_OK) { free(table); return st; }
     }
+    free(table);
     return MMP_STATUS_OK;
 }
 

@@ -109,7 +109,14 @@ mmp_status mmp_model_int_dot(int32_t *d, const int32_t *a, const int32_t *b, int
  * the parameters, the unit roundoff u (mmp_model_unit_roundoff) and the instruction used. A
  * K-term dot product's bound is then mmp_model_error_bound(p, K, sum|a_i b_i| + |c|).
  * MMP_STATUS_UNSUPPORTED when no row matches (the caller keeps its format-based bound),
- * MMP_STATUS_IO / PARSE for an unreadable probe JSON. */
+ * MMP_STATUS_IO / PARSE for an unreadable probe JSON.
+ * Wiring in the runner (`--acc-model GPU|probe.json`), per kernel descriptor kd:
+ *   mmp_model_params p; double u; char id[32];
+ *   st = mmp_model_bound_for_kernel(&p, &u, id, sizeof id, acc_model, kd->a_format,
+ *                                   kd->acc_format, kd->arch_specific && kd->min_cc == 90);
+ *   then per output (i,j): tol = |alpha| * mmp_model_error_bound(&p, K, sum_k |a_ik b_kj|)
+ *   (+ the C term as before); on MMP_STATUS_UNSUPPORTED keep the format-based bound, and
+ *   print `id` and u next to the verdict so the bound's origin is visible. */
 mmp_status mmp_model_bound_for_kernel(mmp_model_params *p, double *u, char *instruction,
                                       size_t instruction_size, const char *source, mmp_format in,
                                       mmp_format out, int wgmma);

@@ -103,23 +103,23 @@ __device__ static void wg_commit_wait()
     asm volatile("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
 
-/* A: tiles x 64 rows x K floats (exact in the format); B: tiles x 8 columns x K; C, D: tiles x
- * 64 x 8 row-major. NI instructions of K/NI each; F16OUT: f16 accumulator; MODE 0: chain with
+/* A: tiles x rows_in rows x K floats (exact in the format; rows rows_in..63 are zero); B: tiles
+ * x 8 columns x K; C, D: tiles x 64 x 8 row-major. NI instructions of K/NI each; F16OUT: f16 accumulator; MODE 0: chain with
  * scale-d = 1 (the first one scale-d = !c_zero), MODE 1: promote (each scale-d = 0, FADD).
  * swap: exchange LBO and SBO in the descriptors. */
 template <int T, int F16OUT, int NI, int MODE>
 __global__ void __launch_bounds__(THREADS) arith_k_wgmma(const float *A, const float *B, const float *C,
-                                                         float *D, int swap, int c_zero)
+                                                         float *D, int rows_in, int swap, int c_zero)
 {
     __shared__ __align__(128) unsigned char sa[WG_M * ROW_BYTES * MAX_NI];
     __shared__ __align__(128) unsigned char sb[WG_N * ROW_BYTES * MAX_NI];
     const int esz = elem<T>::size, k = NI * ROW_BYTES / esz, nk = NI * ROW_BYTES / 16;
-    const float *a = A + (size_t)blockIdx.x * WG_M * k, *b = B + (size_t)blockIdx.x * WG_N * k;
+    const float *a = A + (size_t)blockIdx.x * rows_in * k, *b = B + (size_t)blockIdx.x * WG_N * k;
     const float *c = C + (size_t)blockIdx.x * WG_M * WG_N;
     float *dout = D + (size_t)blockIdx.x * WG_M * WG_N;
     int tid = threadIdx.x;
     for (int i = tid; i < WG_M * k; i += THREADS)
-        store_elem<T>(sa + core_offset(i / k, (i % k) * esz, nk), a[i]);
+        store_elem<T>(sa + core_offset(i / k, (i % k) * esz, nk), i / k < rows_in ? a[i] : 0.f);
     for (int i = tid; i < WG_N * k; i += THREADS)
         store_elem<T>(sb + core_offset(i / k, (i % k) * esz, nk), b[i]);
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  /* generic writes -> wgmma */
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(THREADS) arith_k_wgmma(const float *A, const f
 /* ------------------------------------------------------------------------------------------ */
 /* host side */
 
-typedef void (*wg_kernel)(const float *, const float *, const float *, float *, int, int);
+typedef void (*wg_kernel)(const float *, const float *, const float *, float *, int, int, int);
 
 typedef struct wg_row {
     const char *id;
@@ -206,8 +206,8 @@ static const wg_row wg_rows[] = {
 
 /* Run `tiles` tiles: host arrays in the kernel's layout, D filled. */
 static mmp_status run_tiles(const wg_row *wr, const std::vector<float> &A, const std::vector<float> &B,
-                            const std::vector<float> &C, std::vector<float> &D, size_t tiles, int swap,
-                            int c_zero)
+                            const std::vector<float> &C, std::vector<float> &D, size_t tiles, int rows_in,
+                            int swap, int c_zero)
 {
     float *dA = NULL, *dB = NULL, *dC = NULL, *dD = NULL;
     mmp_status st = [&]() -> mmp_status {
@@ -218,7 +218,7 @@ static mmp_status run_tiles(const wg_row *wr, const std::vector<float> &A, const
         MMP_CUDA_CHECK(cudaMemcpy(dA, A.data(), A.size() * 4, cudaMemcpyHostToDevice));
         MMP_CUDA_CHECK(cudaMemcpy(dB, B.data(), B.size() * 4, cudaMemcpyHostToDevice));
         MMP_CUDA_CHECK(cudaMemcpy(dC, C.data(), C.size() * 4, cudaMemcpyHostToDevice));
-        wr->fn<<<(unsigned)tiles, THREADS>>>(dA, dB, dC, dD, swap, c_zero);
+        wr->fn<<<(unsigned)tiles, THREADS>>>(dA, dB, dC, dD, rows_in, swap, c_zero);
         MMP_CUDA_CHECK(cudaGetLastError());
         MMP_CUDA_CHECK(cudaDeviceSynchronize());
         MMP_CUDA_CHECK(cudaMemcpy(D.data(), dD, D.size() * 4, cudaMemcpyDeviceToHost));
@@ -241,7 +241,7 @@ static mmp_status self_check(int *ok, char *why, size_t why_size, const wg_row *
     for (auto &x : A) { s = s * 1664525u + 1013904223u; x = (float)((s >> 24) & 3); }
     for (auto &x : B) { s = s * 1664525u + 1013904223u; x = (float)((s >> 24) & 3); }
     for (auto &x : C) { s = s * 1664525u + 1013904223u; x = (float)((s >> 24) & 3); }
-    MMP_TRY(run_tiles(wr, A, B, C, D, 1, swap, c_zero));
+    MMP_TRY(run_tiles(wr, A, B, C, D, 1, WG_M, swap, c_zero));
     *ok = 1;
     for (int r = 0; r < WG_M && *ok; r++)
         for (int n = 0; n < WG_N; n++) {
@@ -279,15 +279,16 @@ extern "C" mmp_status mmp_arith_capture_wgmma(mmp_capture *cap, const mmp_arith_
         return MMP_ERR(MMP_STATUS_INTERNAL, "%s: wgmma self-check failed (LBO=128/SBO=K*8: %s; exchanged: %s)",
                        in->id, why[0], why[1]);
     size_t tiles = (cap->count + WG_N - 1) / WG_N;
-    std::vector<float> A(tiles * WG_M * k, 0.f), B(tiles * WG_N * k, 0.f), C(tiles * WG_M * WG_N, 0.f),
+    /* only rows 0..7 of A carry vectors: the kernel zero-fills the other 56 */
+    std::vector<float> A(tiles * WG_N * k, 0.f), B(tiles * WG_N * k, 0.f), C(tiles * WG_M * WG_N, 0.f),
         D(tiles * WG_M * WG_N, 0.f);
     for (size_t v = 0; v < cap->count; v++) {
         size_t t = v / WG_N, r = v % WG_N;
-        memcpy(&A[(t * WG_M + r) * k], cap->v[v].a, (size_t)k * 4);
+        memcpy(&A[(t * WG_N + r) * k], cap->v[v].a, (size_t)k * 4);
         memcpy(&B[(t * WG_N + r) * k], cap->v[v].b, (size_t)k * 4);
         memcpy(&C[t * WG_M * WG_N + r * WG_N + r], &cap->v[v].c, 4);
     }
-    MMP_TRY(run_tiles(wr, A, B, C, D, tiles, swap, in->c_zero));
+    MMP_TRY(run_tiles(wr, A, B, C, D, tiles, WG_N, swap, in->c_zero));
     for (size_t v = 0; v < cap->count; v++) {
         size_t t = v / WG_N, r = v % WG_N;
         memcpy(&cap->v[v].d, &D[t * WG_M * WG_N + r * WG_N + r], 4);
