@@ -101,6 +101,8 @@ static mmp_status from_json(mmp_model_params *p, const char *text, const char *p
     const char *e = strstr(text, pat);
     if (!e) return MMP_STATUS_UNSUPPORTED;
     const char *next = strstr(e + 1, "\"instruction\": ");
+    const char *skip = strstr(e, "\"captured\": false");
+    if (skip && (!next || skip < next)) return MMP_STATUS_UNSUPPORTED;   /* not captured there */
     const char *m = strstr(e, "\"model\": {");
     if (!m || (next && m > next))
         return MMP_ERR(MMP_STATUS_PARSE, "%s: entry %s has no \"model\" object", path, id);

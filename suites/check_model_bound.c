@@ -147,6 +147,15 @@ START_TEST(test_bound_from_probe_json)
     /* no fp16 input in that file */
     ck_assert_int_eq(mmp_model_bound_for_kernel(&p, &u, id, sizeof id, path, MMP_FORMAT_FP16,
                                                 MMP_FORMAT_FP32, 0), MMP_STATUS_UNSUPPORTED);
+    /* an instruction the probe could not capture is skipped for the next candidate */
+    f = fopen(path, "w");
+    fprintf(f, "{\"arith\": [{\"instruction\": \"wgmma.e4m3.f32\", \"captured\": false, \"reason\": \"x\"},\n");
+    mmp_arith_report_json(f, &rep, 1);
+    fprintf(f, "]}\n");
+    fclose(f);
+    ck_assert_int_eq(mmp_model_bound_for_kernel(&p, &u, id, sizeof id, path, MMP_FORMAT_E4M3,
+                                                MMP_FORMAT_FP32, 1), MMP_STATUS_OK);
+    ck_assert_str_eq(id, "wgmma.e4m3.f32.c0");
     /* an entry without a model object is a parse error; a missing file an I/O error */
     f = fopen(path, "w");
     fprintf(f, "{\"arith\": [{\"instruction\": \"mma.f16.f32\", \"sass\": \"x\"}]}\n");
