@@ -9,6 +9,7 @@
  * 2 usage, 3 no device / unwritable output.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mmaprobe/cli.h"
@@ -81,24 +82,44 @@ int mmp_cli_probe(int argc, char **argv)
         fprintf(json, "{\n  \"env\": {\"gpu\": \"%s\", \"cc\": \"%d.%d\", \"git_sha\": \"%s\"},\n",
                 env.gpu, env.cc_major, env.cc_minor, env.git_sha);
     }
+    /* the sub-runners take the options after "probe" (without --json: the document is ours)
+     * and ignore those they do not know */
+    char **sub_argv = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *sub_argv);
+    if (!sub_argv) return MMP_EXIT_INTERNAL;
+    int sub_argc = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json") && i + 1 < argc) { i++; continue; }
+        sub_argv[sub_argc++] = argv[i];
+    }
     int rc = MMP_EXIT_PASS, sub, any = 0;
-    /* the sub-runners take the options after "probe" and ignore those they do not know */
-    if (arith) {
-        sub = mmp_probe_arith_run(stdout, json, argc - 1, argv + 1);
+    static const struct {
+        const char *key;
+        int (*run)(FILE *, FILE *, int, char **);
+    } groups[] = {{"arith", mmp_probe_arith_run}, {"layout", mmp_probe_layout_run}, {"memory", mmp_probe_memory_run}};
+    const int on[] = {arith, layout, memory};
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        if (!on[g]) continue;
+        /* each group writes `"<key>": value` into a buffer; a bare value gets its key here and
+         * an empty one `null`, so the document stays valid whatever a group writes */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = json ? open_memstream(&buf, &len) : NULL;
+        sub = groups[g].run(stdout, mem, sub_argc, sub_argv);
         if (sub > rc) rc = sub;
+        if (mem) {
+            fclose(mem);
+            const char *v = buf ? buf : "";
+            while (*v == ' ' || *v == '\n' || *v == '\t') v++;
+            size_t kl = strlen(groups[g].key);
+            if (any) fprintf(json, ",\n");
+            if (!*v) fprintf(json, "  \"%s\": null", groups[g].key);
+            else if (v[0] == '"' && !strncmp(v + 1, groups[g].key, kl) && v[1 + kl] == '"') fprintf(json, "  %s", v);
+            else fprintf(json, "  \"%s\": %s", groups[g].key, v);
+            free(buf);
+        }
         any = 1;
     }
-    if (layout) {
-        if (json && any) fprintf(json, ",\n");
-        sub = mmp_probe_layout_run(stdout, json, argc - 1, argv + 1);
-        if (sub > rc) rc = sub;
-        any = 1;
-    }
-    if (memory) {
-        if (json && any) fprintf(json, ",\n");
-        sub = mmp_probe_memory_run(stdout, json, argc - 1, argv + 1);
-        if (sub > rc) rc = sub;
-    }
+    free(sub_argv);
     if (json) {
         fprintf(json, "\n}\n");
         if (fclose(json) != 0) return MMP_EXIT_ENVIRONMENT;
