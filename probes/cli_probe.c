@@ -103,11 +103,12 @@ int mmp_cli_probe(int argc, char **argv)
          * an empty one `null`, so the document stays valid whatever a group writes */
         char *buf = NULL;
         size_t len = 0;
-        FILE *mem = json ? open_memstream(&buf, &len) : NULL;
+        /* always a stream, even without --json: a group must not see a NULL one */
+        FILE *mem = open_memstream(&buf, &len);
         sub = groups[g].run(stdout, mem, sub_argc, sub_argv);
         if (sub > rc) rc = sub;
-        if (mem) {
-            fclose(mem);
+        if (mem) fclose(mem);
+        if (json) {
             const char *v = buf ? buf : "";
             while (*v == ' ' || *v == '\n' || *v == '\t') v++;
             size_t kl = strlen(groups[g].key);
@@ -115,8 +116,8 @@ int mmp_cli_probe(int argc, char **argv)
             if (!*v) fprintf(json, "  \"%s\": null", groups[g].key);
             else if (v[0] == '"' && !strncmp(v + 1, groups[g].key, kl) && v[1 + kl] == '"') fprintf(json, "  %s", v);
             else fprintf(json, "  \"%s\": %s", groups[g].key, v);
-            free(buf);
         }
+        free(buf);
         any = 1;
     }
     free(sub_argv);

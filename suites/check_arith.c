@@ -7,6 +7,10 @@
  * 2. The stored captures in probes/captures/synthetic-*.txt (the exact capture format the GPU
  *    step writes) read back and analyse to their origin's parameters.
  * 3. A capture with one output changed must be reported as a mismatch (the test can fail).
+ * 4. Integer probes (s8/u8/s4, +-satfinite): wrap and clamp recovered from synthetic captures; a
+ *    device whose .satfinite wraps is flagged against the PTX ISA; a clamp after every addition
+ *    is told apart from a clamp of the exact sum.
+ * 5. Real H200 captures (probes/captures/h200-*.txt, when stored) replay with 0 mismatches.
  */
 #include <stdio.h>
 #include <string.h>
