@@ -57,6 +57,9 @@ static const mmp_arith_instr instrs[] = {
     {"wgmma.f16.f16", "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16", F(FP16), F(FP16), 16, 90, 1, 0, 0, 0, 0},
     {"wgmma.bf16.f32", "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16", F(BF16), F(FP32), 16, 90, 1, 0, 0, 0, 0},
     {"wgmma.tf32.f32", "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", F(TF32), F(FP32), 8, 90, 1, 0, 0, 0, 0},
+    {"wgmma.f16.f32.c0", "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 (scale-d 0)", F(FP16), F(FP32), 16, 90, 1, 0, 1, 0, 0},
+    {"wgmma.bf16.f32.c0", "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 (scale-d 0)", F(BF16), F(FP32), 16, 90, 1, 0, 1, 0, 0},
+    {"wgmma.tf32.f32.c0", "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 (scale-d 0)", F(TF32), F(FP32), 8, 90, 1, 0, 1, 0, 0},
     {"wgmma.e4m3.f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3", F(E4M3), F(FP32), 32, 90, 1, 0, 0, 0, 0},
     {"wgmma.e4m3.f32.c0", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 (scale-d 0)", F(E4M3), F(FP32), 32, 90, 1, 0, 1, 0, 0},
     {"wgmma.e4m3.f16", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3", F(E4M3), F(FP16), 32, 90, 1, 0, 0, 0, 0},
@@ -219,7 +222,8 @@ static mmp_status design_block(builder *B)
     for (int scale = 0; scale < 2; scale++)
         for (int e = 0; e <= 8; e++) {
             double s = ldexp(1.0, -((scale ? 14 : 24) + e));
-            for (int i = 1; i + 1 < k; i++) {
+            /* i up to 66: enough to tell every block size the analysis tries (<= 64) */
+            for (int i = 1; i + 1 < k && i <= 66; i++) {
                 zero(B);
                 int ok = put(B, i, 1.0) && put(B, i + 1, -1.0);
                 for (int j = 0; j < i && ok; j++) ok = put(B, j, s);
