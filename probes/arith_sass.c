@@ -265,9 +265,11 @@ mmp_status mmp_sass_summarise(mmp_sass_summary *s, const char *sass, const char 
 
 char *mmp_sass_dump(void)
 {
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "PATH=\"$PATH:/usr/local/cuda/bin\" cuobjdump -sass /proc/%d/exe 2>/dev/null",
-             (int)getpid());
+    char cmd[512];
+    /* bounded: a listing that takes longer than 60 s leaves the SASS "unknown" */
+    snprintf(cmd, sizeof cmd,
+             "PATH=\"$PATH:/usr/local/cuda/bin\"; if command -v timeout >/dev/null; then t='timeout 60'; "
+             "else t=; fi; $t cuobjdump -sass /proc/%d/exe 2>/dev/null", (int)getpid());
     FILE *p = popen(cmd, "r");
     if (!p) return NULL;
     size_t cap = 1 << 20, n = 0;
