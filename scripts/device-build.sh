@@ -42,6 +42,8 @@ for f in "${exes[@]}"; do
   mkdir -p "$stage/$(dirname "$f")"
   strip --strip-debug -o "$stage/$f" "$tree/$f"
 done
+# libmmp.a too: device scripts disassemble it per family (cuobjdump -sass).
+[ -f "$tree/libmmp.a" ] && strip --strip-debug -o "$stage/libmmp.a" "$tree/libmmp.a"
 # CTest files: the tree's absolute path becomes ${CMAKE_CURRENT_LIST_DIR}/<up to the root>.
 while read -r t; do
   rel=${t#./}
