@@ -80,13 +80,18 @@ static int scale_exp(const double *x, int64_t n, int64_t stride, unsigned char *
     return e;
 }
 
-/* Remainder after S slices (recomputed exactly from the stored slices). */
-static double remainder_after(double v, int E, int beta, int S, const double *q, size_t qstride)
+/* Remainder after S slices (split again: the same exact steps). */
+static double remainder_after(double v, int E, int beta, int S)
 {
-    double r = isfinite(v) ? v : 0.0;
-    for (int s = 1; s <= S; s++)
-        if (q[(size_t)(s - 1) * qstride] != 0.0) r -= ref_scale(q[(size_t)(s - 1) * qstride], E - beta * s);
-    return r;
+    double q[8], last;
+    return ref_split(v, E, beta, S, q, 1, &last);
+}
+
+/* Split into the stored planes (host products) or a scratch array (device products). */
+static double split_store(ref_cert *c, double v, int E, int S, double *q, size_t stride, double *last)
+{
+    double tmp[8];
+    return q ? ref_split(v, E, c->beta, S, q, stride, last) : ref_split(v, E, c->beta, S, tmp, 1, last);
 }
 
 typedef struct {
@@ -107,8 +112,8 @@ static void split_rows(void *ctx, int64_t b, int64_t e, int tid)
         c->ea[i] = scale_exp(d->a64 + i * d->k, d->k, 1, &c->rowbad[i]);
         int64_t nf = 0, nl = 0;
         for (int64_t k = 0; k < d->k; k++) {
-            double last = 0, rem = ref_split(d->a64[i * d->k + k], c->ea[i], c->beta, c->smax_a,
-                                     c->qa + i * d->k + k, plane, &last);
+            double last = 0, rem = split_store(c, d->a64[i * d->k + k], c->ea[i], c->smax_a,
+                                               c->qa ? c->qa + i * d->k + k : NULL, plane, &last);
             nf += rem != 0.0;
             nl += last != 0.0;
         }
@@ -129,7 +134,8 @@ static void split_cols(void *ctx, int64_t b, int64_t e, int tid)
         c->fb[col] = scale_exp(v, d->k, 1, &c->colbad[col]);
         int64_t nf = 0, nl = 0;
         for (int64_t k = 0; k < d->k; k++) {
-            double last = 0, rem = ref_split(v[k], c->fb[col], c->beta, c->smax_b, c->qb + k + col * d->k, plane, &last);
+            double last = 0, rem = split_store(c, v[k], c->fb[col], c->smax_b,
+                                               c->qb ? c->qb + k + col * d->k : NULL, plane, &last);
             nf += rem != 0.0;
             nl += last != 0.0;
         }
@@ -144,13 +150,12 @@ static void bound_rows(void *ctx, int64_t b, int64_t e, int tid)
     (void)tid;
     ref_cert *c = ctx;
     const ref_data *d = c->d;
-    size_t plane = (size_t)d->m * d->k;
     double up = 1.0 + 2.0 * (double)d->k * 0x1p-53 + 0x1p-50;   /* K nonnegative roundings */
     for (int64_t i = b; i < e; i++) {
         double mx = 0, sum = 0;
         for (int64_t k = 0; k < d->k; k++) {
             double v = d->a64[i * d->k + k];
-            double rem = remainder_after(v, c->ea[i], c->beta, c->sa, c->qa + i * d->k + k, plane);
+            double rem = remainder_after(v, c->ea[i], c->beta, c->sa);
             mx = fmax(mx, fabs(rem));
             if (isfinite(v)) sum += fabs(v);
         }
@@ -164,13 +169,12 @@ static void bound_cols(void *ctx, int64_t b, int64_t e, int tid)
     (void)tid;
     ref_cert *c = ctx;
     const ref_data *d = c->d;
-    size_t plane = (size_t)d->k * d->n;
     double up = 1.0 + 2.0 * (double)d->k * 0x1p-53 + 0x1p-50;
     for (int64_t col = b; col < e; col++) {
         double mx = 0, sum = 0;
         for (int64_t k = 0; k < d->k; k++) {
             double v = d->b64[k + col * d->k];
-            double rem = remainder_after(v, c->fb[col], c->beta, c->sb, c->qb + k + col * d->k, plane);
+            double rem = remainder_after(v, c->fb[col], c->beta, c->sb);
             mx = fmax(mx, fabs(rem));
             if (isfinite(v)) sum += fabs(v);
         }
@@ -184,7 +188,6 @@ static mmp_status build_lists(ref_cert *c, const int64_t *row_cnt, const int64_t
 {
     const ref_data *d = c->d;
     int64_t m = d->m, n = d->n, k = d->k;
-    size_t pa = (size_t)m * k, pb = (size_t)k * n;
     int64_t na = c->nnz_a > 0 ? c->nnz_a : 1, nb = c->nnz_b > 0 ? c->nnz_b : 1;
     c->ra_ptr = calloc((size_t)m + 1, sizeof(int64_t)); c->ra_k = malloc(na * sizeof(int64_t));
     c->ra_v = malloc(na * sizeof(double));
@@ -197,7 +200,7 @@ static mmp_status build_lists(ref_cert *c, const int64_t *row_cnt, const int64_t
     int64_t t = 0;
     for (int64_t i = 0; i < m; i++) {
         for (int64_t kk = 0; kk < k && row_cnt[i]; kk++) {
-            double r = remainder_after(d->a64[i * k + kk], c->ea[i], c->beta, c->sa, c->qa + i * k + kk, pa);
+            double r = remainder_after(d->a64[i * k + kk], c->ea[i], c->beta, c->sa);
             if (r != 0.0 && t < c->nnz_a) { c->ra_k[t] = kk; c->ra_v[t] = r; t++; }
         }
         c->ra_ptr[i + 1] = t;
@@ -205,7 +208,7 @@ static mmp_status build_lists(ref_cert *c, const int64_t *row_cnt, const int64_t
     t = 0;
     for (int64_t j = 0; j < n; j++) {
         for (int64_t kk = 0; kk < k && col_cnt[j]; kk++) {
-            double r = remainder_after(d->b64[kk + j * k], c->fb[j], c->beta, c->sb, c->qb + kk + j * k, pb);
+            double r = remainder_after(d->b64[kk + j * k], c->fb[j], c->beta, c->sb);
             if (r != 0.0 && t < c->nnz_b) { c->rc_k[t] = kk; c->rc_v[t] = r; c->rb_ptr[kk + 1]++; t++; }
         }
         c->rc_ptr[j + 1] = t;
@@ -239,7 +242,8 @@ void ref_cert_free(ref_cert *c)
     memset(c, 0, sizeof *c);
 }
 
-mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o)
+mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o,
+                            int host_slices)
 {
     const mmp_gemm *g = d->g;
     int64_t m = d->m, n = d->n, k = d->k;
@@ -247,14 +251,16 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
     c->d = d; c->r = r;
     ref_slicing(&c->beta, &c->smax_a, &c->smax_b, k, ref_format_bits(g->a), ref_format_bits(g->b), o->slices);
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
-    c->qa = malloc(mk * c->smax_a * sizeof(double));
-    c->qb = malloc(kn * c->smax_b * sizeof(double));
+    if (host_slices) {
+        c->qa = malloc(mk * c->smax_a * sizeof(double));
+        c->qb = malloc(kn * c->smax_b * sizeof(double));
+    }
     c->ea = malloc(m * sizeof(int)); c->fb = malloc(n * sizeof(int));
     c->rowbad = malloc(m); c->colbad = malloc(n);
     int64_t *cf = malloc(m * sizeof(int64_t)), *cl = malloc(m * sizeof(int64_t));
     int64_t *gf = malloc(n * sizeof(int64_t)), *gl = malloc(n * sizeof(int64_t));
     c->h = calloc(mn, sizeof(double)); c->l = calloc(mn, sizeof(double)); c->err = calloc(mn, sizeof(double));
-    if (!c->qa || !c->qb || !c->ea || !c->fb || !c->rowbad || !c->colbad || !cf || !cl || !gf || !gl || !c->h || !c->l || !c->err) {
+    if ((host_slices && (!c->qa || !c->qb)) || !c->ea || !c->fb || !c->rowbad || !c->colbad || !cf || !cl || !gf || !gl || !c->h || !c->l || !c->err) {
         free(cf); free(cl); free(gf); free(gl);
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the certified path's buffers for %lldx%lldx%lld",
                        (long long)m, (long long)n, (long long)k);
@@ -324,7 +330,7 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
     }
     ref_cert c;
     double t0 = ref_now();
-    mmp_status st = ref_cert_prepare(&c, r, d, o);
+    mmp_status st = ref_cert_prepare(&c, r, d, o, 1);
     r->time.combine_s += ref_now() - t0;
     double *p = st == MMP_STATUS_OK ? malloc((size_t)m * n * sizeof(double)) : NULL;
     if (st == MMP_STATUS_OK && !p) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");

@@ -326,6 +326,7 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
                        (long long)g->m, (long long)g->n, (long long)g->k);
     double t0 = ref_now();
     int threads = ref_threads(o->threads);
+    if (o->threads > 0) openblas_set_num_threads(o->threads);   /* else OpenBLAS's own default */
     int integer = ref_integer_eligible(g);
     MMP_TRY(ref_result_alloc(r, g->m, g->n, o->want_absbound, integer));
     r->is_integer = integer;

@@ -80,7 +80,9 @@ typedef struct ref_cert {
     double *ra_max, *a_sum, *rb_max, *b_sum; /* bound: max |rA|, >= sum |a| per row; B per column */
     double *h, *l, *err;       /* row-major M x N accumulation state (see ref_acc) */
 } ref_cert;
-mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
+/* Host part of the split; host_slices = 0 keeps no slice planes (the device makes its own). */
+mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o,
+                            int host_slices);
 /* Remainder terms, alpha/beta, decisions, MPFR for the undecided (host). */
 mmp_status ref_cert_finish(ref_cert *c);
 void ref_cert_free(ref_cert *c);

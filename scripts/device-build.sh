@@ -5,9 +5,10 @@
 #   bash scripts/device-build.sh            # here, on the build machine (no GPU needed)
 #
 # The CMake tree is build-h200-tree/ (incremental, never carried), configured with
-# -DCMAKE_CUDA_ARCHITECTURES=90 -DMMP_STATIC_DEPS=ON (static Check) but OpenBLAS linked as a
-# shared library: statically it adds 25 MB to each of the ~20 executables. Staged in
-# build-h200-stage/: every executable at its relative path (debug info stripped), the
+# -DCMAKE_CUDA_ARCHITECTURES=90 -DMMP_STATIC_DEPS=ON (static Check) -DMMP_SHARED_LIB=ON (one
+# libmmp.so, small executables) and OpenBLAS linked as a shared library (statically it adds
+# 25 MB to each executable). Staged in build-h200-stage/: every ELF file with the executable
+# bit (executables and libmmp.so) at its relative path (debug info stripped), the
 # CTestTestfile.cmake files with paths made relative (`ctest -L gpu` works wherever the folder
 # lands), and lib/ with each shared library the binaries need that the device's Ubuntu 24.04
 # may lack (found with ldd here: OpenBLAS, gfortran, quadmath, subunit; the binaries carry
@@ -25,10 +26,10 @@ openblas=$(ls /usr/lib/x86_64-linux-gnu/libopenblas.so /usr/lib64/libopenblas.so
 export PATH=$PATH:/usr/local/cuda/bin
 limit_mib=60
 
-cmake -S "$root" -B "$tree" -DCMAKE_CUDA_ARCHITECTURES=90 -DMMP_STATIC_DEPS=ON \
+cmake -S "$root" -B "$tree" -DCMAKE_CUDA_ARCHITECTURES=90 -DMMP_STATIC_DEPS=ON -DMMP_SHARED_LIB=ON \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo ${openblas:+-DCBLAS_LIB=$openblas} \
       -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags \
-      '-DCMAKE_BUILD_RPATH=$ORIGIN/lib;$ORIGIN/../lib;$ORIGIN/../../lib;/usr/local/cuda/lib64;/usr/local/cuda/targets/x86_64-linux/lib' \
+      '-DCMAKE_BUILD_RPATH=$ORIGIN;$ORIGIN/..;$ORIGIN/lib;$ORIGIN/../lib;$ORIGIN/../../lib;/usr/local/cuda/lib64;/usr/local/cuda/targets/x86_64-linux/lib' \
       >/dev/null
 cmake --build "$tree" -j"$(nproc)"
 
@@ -42,8 +43,8 @@ for f in "${exes[@]}"; do
   mkdir -p "$stage/$(dirname "$f")"
   strip --strip-debug -o "$stage/$f" "$tree/$f"
 done
-# libmmp.a too: device scripts disassemble it per family (cuobjdump -sass).
-[ -f "$tree/libmmp.a" ] && strip --strip-debug -o "$stage/libmmp.a" "$tree/libmmp.a"
+# libmmp.a too when the build makes one (MMP_SHARED_LIB=OFF): device scripts disassemble it.
+if [ -f "$tree/libmmp.a" ]; then strip --strip-debug -o "$stage/libmmp.a" "$tree/libmmp.a"; fi
 # CTest files: the tree's absolute path becomes ${CMAKE_CURRENT_LIST_DIR}/<up to the root>.
 while read -r t; do
   rel=${t#./}
@@ -57,7 +58,7 @@ echo "$root" >"$stage/.source_root"
 git -C "$root" rev-parse --short=12 HEAD >"$stage/.git_sha" 2>/dev/null || echo unknown >"$stage/.git_sha"
 
 # Shared libraries the device may not have: everything ldd resolves outside this allow-list.
-expected='^(linux-vdso|libc|libm|libdl|librt|libpthread|ld-linux-x86-64|libstdc\+\+|libgcc_s|libmpfr|libgmp|libcublas|libcublasLt|libcudart|libcuda)\.so'
+expected='^(libmmp|linux-vdso|libc|libm|libdl|librt|libpthread|ld-linux-x86-64|libstdc\+\+|libgcc_s|libmpfr|libgmp|libcublas|libcublasLt|libcudart|libcuda)\.so'
 missing=0
 for f in "${exes[@]}"; do
   while read -r name arrow path rest; do

@@ -287,6 +287,22 @@ START_TEST(remainders_meet)
 }
 END_TEST
 
+/* Long dot products (K = 1500: 21-bit slices), fp64 (4 slices computed) and wide fp32. */
+START_TEST(long_k)
+{
+    rs = mmp_check_seed + 29;
+    prob p;
+    prob_make(&p, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_BF16, 6, 8, 1500, 5, 1,
+              1.0, 0.0, GEN_RANDOM);
+    agree(&p, "fp64 random K=1500");
+    prob_free(&p);
+    prob_make(&p, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP16, 8, 6, 1500, 2, 0,
+              -1.0, 1.0, GEN_WIDE);
+    agree(&p, "fp32 wide K=1500");
+    prob_free(&p);
+}
+END_TEST
+
 /* ---- integers ---- */
 
 START_TEST(integer_exact_and_overflow)
@@ -432,6 +448,7 @@ static Suite *reference_suite(void)
     TCase *k = tcase_create("known answers");
     tcase_add_test(k, known_answers);
     tcase_add_test(k, remainders_meet);
+    tcase_add_test(k, long_k);
     tcase_add_test(k, integer_exact_and_overflow);
     tcase_add_test(k, certified_rarely_needs_mpfr);
     tcase_add_test(k, absbound_is_an_upper_bound);
