@@ -43,8 +43,6 @@ for f in "${exes[@]}"; do
   mkdir -p "$stage/$(dirname "$f")"
   strip --strip-debug -o "$stage/$f" "$tree/$f"
 done
-# libmmp.a too when the build makes one (MMP_SHARED_LIB=OFF): device scripts disassemble it.
-if [ -f "$tree/libmmp.a" ]; then strip --strip-debug -o "$stage/libmmp.a" "$tree/libmmp.a"; fi
 # CTest files: the tree's absolute path becomes ${CMAKE_CURRENT_LIST_DIR}/<up to the root>.
 while read -r t; do
   rel=${t#./}

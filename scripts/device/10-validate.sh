@@ -115,9 +115,12 @@ else
   echo "sanitize: compute-sanitizer not installed" >>"$sum"
 fi
 
-# 4. Tensor-core instructions per kernel in the binary's SASS.
+# 4. Tensor-core instructions per kernel in the SASS (libmmp.so holds the kernels when the
+#    device build makes it shared, else the mmaprobe executable does).
+sass_of=$mmp
+[ -f build-h200/libmmp.so ] && sass_of=build-h200/libmmp.so
 if command -v cuobjdump >/dev/null; then
-  cuobjdump -sass "$mmp" 2>/dev/null | python3 -c '
+  cuobjdump -sass "$sass_of" 2>/dev/null | python3 -c '
 import re, subprocess, sys
 ops = ["HGMMA", "QGMMA", "IGMMA", "HMMA", "IMMA", "DMMA", "FFMA", "DFMA", "HFMA2", "LDSM", "UTMALDG"]
 rows, cur = {}, None
