@@ -240,9 +240,12 @@ done:
 /* ------------------------------------------------------------------------------------------ */
 /* Launchers (one per row, the kernel ABI's signature) and the table.                          */
 
+/* mmp_status -> the kernel ABI's return codes (the message stays in mmp_error_last()). */
 static int run_spec(const mmp_kernel_args *a, const blas_spec *sp)
 {
-    return (int)(sp->use_lt ? run_lt(a, sp) : run_gemmex(a, sp));
+    mmp_status st = sp->use_lt ? run_lt(a, sp) : run_gemmex(a, sp);
+    return st == MMP_STATUS_OK ? MMP_KERNEL_OK
+         : st == MMP_STATUS_UNSUPPORTED ? MMP_KERNEL_UNSUPPORTED : MMP_KERNEL_ERROR;
 }
 
 #define SPEC(fn, ta, tb, tcd, comp, sc, bytes, lt)                                             \

@@ -114,7 +114,7 @@ static int mut_launch(const mmp_kernel_args *a)
     if (a->layout_a != MMP_LAYOUT_ROW || a->layout_b != MMP_LAYOUT_ROW ||
         a->layout_d != MMP_LAYOUT_ROW || (a->beta != 0.0 && a->layout_c != MMP_LAYOUT_ROW)) {
         MMP_ERR(MMP_STATUS_UNSUPPORTED, "cuda mutants: row-major A, B, C, D only");
-        return MMP_STATUS_UNSUPPORTED;
+        return MMP_KERNEL_UNSUPPORTED;
     }
     mut_params p = {(const __half *)a->a, (const __half *)a->b, (const float *)a->c, (float *)a->d,
                     a->m, a->n, a->k, a->lda, a->ldb, a->ldc, a->ldd,
@@ -126,16 +126,16 @@ static int mut_launch(const mmp_kernel_args *a)
     }
     if (gy > 65535) {
         MMP_ERR(MMP_STATUS_UNSUPPORTED, "cuda mutants: M = %lld is too large", (long long)a->m);
-        return MMP_STATUS_UNSUPPORTED;
+        return MMP_KERNEL_UNSUPPORTED;
     }
     tiled_gemm<MUT><<<dim3((unsigned)gx, (unsigned)gy), dim3(TILE, TILE), 0,
                       (cudaStream_t)a->stream>>>(p);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
         MMP_ERR(MMP_STATUS_CUDA, "cuda mutant launch: %s", cudaGetErrorString(e));
-        return MMP_STATUS_CUDA;
+        return MMP_KERNEL_ERROR;
     }
-    return 0;
+    return MMP_KERNEL_OK;
 }
 
 #define MUT_ROW(nm, mut, what)                                                                 \

@@ -122,11 +122,11 @@ static int simt_launch(const mmp_kernel_args *a)
 {
     if (a->m <= 0 || a->n <= 0 || a->k <= 0) {
         MMP_ERR(MMP_STATUS_INVALID, "simt: M, N, K must be positive");
-        return MMP_STATUS_INVALID;
+        return MMP_KERNEL_ERROR;
     }
     if (a->beta != 0.0 && !a->c) {
         MMP_ERR(MMP_STATUS_INVALID, "simt: beta != 0 but C is NULL");
-        return MMP_STATUS_INVALID;
+        return MMP_KERNEL_ERROR;
     }
     simt_params p = {a->a, a->b, a->c, a->d, a->m, a->n, a->k, a->lda, a->ldb, a->ldc, a->ldd,
                      a->layout_a, a->layout_b, a->layout_c, a->layout_d, a->alpha, a->beta};
@@ -134,15 +134,15 @@ static int simt_launch(const mmp_kernel_args *a)
     dim3 grid((unsigned)((a->n + 15) / 16), (unsigned)((a->m + 15) / 16));
     if (grid.y > 65535u) {
         MMP_ERR(MMP_STATUS_UNSUPPORTED, "simt: M = %lld needs more than 65535 row blocks", (long long)a->m);
-        return MMP_STATUS_UNSUPPORTED;
+        return MMP_KERNEL_UNSUPPORTED;
     }
     simt_gemm<FA, FB, Acc><<<grid, block, 0, (cudaStream_t)a->stream>>>(p);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
         MMP_ERR(MMP_STATUS_CUDA, "simt: launch failed: %s", cudaGetErrorString(e));
-        return MMP_STATUS_CUDA;
+        return MMP_KERNEL_ERROR;
     }
-    return 0;
+    return MMP_KERNEL_OK;
 }
 
 static int run_f64(const mmp_kernel_args *a) { return simt_launch<MMP_FORMAT_FP64, MMP_FORMAT_FP64, double>(a); }

@@ -64,7 +64,7 @@ for fam in cublas simt; do
 done
 $check baseline "${base[@]}" | tee "$dir/baseline-check.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || fail=1
-echo "baseline: $(tail -1 "$dir/baseline-check.txt")" >>"$sum"
+tail -1 "$dir/baseline-check.txt" >>"$sum"
 
 # 2. CUDA mutants through validate (FAILs and ERRORs expected: exit 1 is normal here), the race
 #    mutant again under racecheck, then the mutant x caught-by table.
@@ -96,7 +96,7 @@ PY
 fi
 $check mutants $msuite "$dir/mutants.json" "${race[@]}" | tee "$dir/mutants-check.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || fail=1
-echo "mutants: $(tail -1 "$dir/mutants-check.txt")" >>"$sum"
+tail -1 "$dir/mutants-check.txt" >>"$sum"
 
 # 3. One small case per compute-sanitizer tool on a SIMT kernel, memcheck on a cuBLAS one.
 #    compute-sanitizer refuses the device under gVisor: that shows here as a non-zero exit.
@@ -115,9 +115,12 @@ else
   echo "sanitize: compute-sanitizer not installed" >>"$sum"
 fi
 
-# 4. Tensor-core instructions per kernel in the binary's SASS.
+# 4. Tensor-core instructions per kernel in the SASS (libmmp.so holds the kernels when the
+#    device build makes it shared, else the mmaprobe executable does).
+sass_of=$mmp
+[ -f build-h200/libmmp.so ] && sass_of=build-h200/libmmp.so
 if command -v cuobjdump >/dev/null; then
-  cuobjdump -sass "$mmp" 2>/dev/null | python3 -c '
+  cuobjdump -sass "$sass_of" 2>/dev/null | python3 -c '
 import re, subprocess, sys
 ops = ["HGMMA", "QGMMA", "IGMMA", "HMMA", "IMMA", "DMMA", "FFMA", "DFMA", "HFMA2", "LDSM", "UTMALDG"]
 rows, cur = {}, None

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """mmp_check_run.py — judge a `mmaprobe validate` JSON run on the device (used by 10-validate.sh).
 
-  mmp_check_run.py baseline RUN.json...          every case PASS or SKIP with a message
+  mmp_check_run.py baseline RUN.json...          every case PASS or SKIP with a message (and
+                                                 at least one PASS)
   mmp_check_run.py mutants SUITE RUN.json...     every kernel with an "#expect KERNEL VERDICT
                                                  REASON|..." line in SUITE answered as expected
                                                  (a case ID in several runs: one catch suffices)
@@ -65,9 +66,10 @@ def baseline(paths):
         print(f"{k:28s} pass {s['PASS']:4d}  fail {s['FAIL']:3d}  error {s['ERROR']:3d}  skip {s['SKIP']:4d}")
     for c in bad[:40]:
         print(f"  NOT OK {c['verdict']} {c['id']} [{','.join(sorted(reasons_of(c)))}] {c.get('message', '')}")
-    good = cases and not bad and not UNREADABLE
-    print(f"baseline: {len(cases)} cases, {len(bad)} neither PASS nor explained SKIP, "
-          f"{len(UNREADABLE)} unreadable files: " + ("OK" if good else "NOT OK"))
+    passed = sum(c["verdict"] == "PASS" for c in cases)
+    good = passed > 0 and not bad and not UNREADABLE   # all SKIP: nothing was validated
+    print(f"baseline: {len(cases)} cases, {passed} PASS, {len(bad)} neither PASS nor explained "
+          f"SKIP, {len(UNREADABLE)} unreadable files: " + ("OK" if good else "NOT OK"))
     return 0 if good else 1
 
 

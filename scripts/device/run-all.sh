@@ -26,6 +26,14 @@ exec > >(tee "$OUT/run-all.log") 2>&1
 say() { echo "run-all: $*"; }
 say "repo $root, out $OUT, budget ${budget}s, started $(date -u +%FT%TZ)"
 
+# device-build.sh packs a build that is too large to carry as it is into one xz archive.
+if [ -f build-h200/bundle.tar.xz ]; then
+  say "unpacking build-h200/bundle.tar.xz"
+  tar -C build-h200 -xJf build-h200/bundle.tar.xz 2>/dev/null ||
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+      build-h200/bundle.tar.xz build-h200 || say "unpacking FAILED"
+fi
+
 # The build was made elsewhere: its tests name the source root it was built in (MMP_SOURCE_DIR
 # for test vectors). Point that path here when it does not exist on this machine.
 if [ -f build-h200/.source_root ]; then
@@ -39,7 +47,9 @@ else
   say "build-h200/ is missing or was not made by scripts/device-build.sh"
 fi
 
-# cuBLAS 13 from the device's CUDA when the binary's RUNPATH does not find it.
+# The carried libraries (also found through the binaries' RPATH), then cuBLAS 13 from the
+# device's CUDA when the binary's RPATH does not find it.
+[ -d build-h200/lib ] && export LD_LIBRARY_PATH="$root/build-h200/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ -x build-h200/mmaprobe ] && ldd build-h200/mmaprobe | grep -q "not found"; then
   for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64 \
            $(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null); do
