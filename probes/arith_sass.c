@@ -16,6 +16,7 @@
  * IMAD/IDP sequences.
  */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,11 +266,18 @@ mmp_status mmp_sass_summarise(mmp_sass_summary *s, const char *sass, const char 
 
 char *mmp_sass_dump(void)
 {
-    char cmd[512];
+    char cmd[1200], file[1024];
+    /* The probe kernels live in the object that holds this function: the executable when
+     * libmmp is linked statically, libmmp.so otherwise (dladdr names it). */
+    Dl_info info;
+    if (dladdr((void *)mmp_sass_dump, &info) && info.dli_fname && info.dli_fname[0] == '/')
+        snprintf(file, sizeof file, "%s", info.dli_fname);
+    else
+        snprintf(file, sizeof file, "/proc/%d/exe", (int)getpid());
     /* bounded: a listing that takes longer than 60 s leaves the SASS "unknown" */
     snprintf(cmd, sizeof cmd,
              "PATH=\"$PATH:/usr/local/cuda/bin\"; if command -v timeout >/dev/null; then t='timeout 60'; "
-             "else t=; fi; $t cuobjdump -sass /proc/%d/exe 2>/dev/null", (int)getpid());
+             "else t=; fi; $t cuobjdump -sass '%s' 2>/dev/null", file);
     FILE *p = popen(cmd, "r");
     if (!p) return NULL;
     size_t cap = 1 << 20, n = 0;

@@ -39,6 +39,7 @@ static void usage(FILE *f)
                "          [--random N] [--seed S] [--capture-keep N] [--threads N]\n"
                "  layout: [--filter GLOB] [--from-capture D] [--write-capture D] [--write-synthetic D] [--quiet]\n"
                "  memory: [--filter GLOB] [--no-measure] [--ncu PATH] [--size N]\n"
+               "  With no group named: --arith --layout (--memory runs a profiler, so it is asked for).\n"
                "  The JSON file is a run document (kind \"probe\"): `mmaprobe report` renders it.\n");
 }
 
@@ -101,7 +102,7 @@ int mmp_cli_probe(int argc, char **argv)
             if (probe_options[k].takes_value) i++;
         }
     }
-    if (!on) on = G_ARITH | G_LAYOUT | G_MEMORY;
+    if (!on) on = G_ARITH | G_LAYOUT; /* --memory profiles kernels (ncu): only when asked */
     mmp_env env;
     mmp_env_capture(&env, device, 0, argc, argv);
     mmp_env_print(stdout, &env, "# ");

@@ -56,7 +56,7 @@ echo "$root" >"$stage/.source_root"
 git -C "$root" rev-parse --short=12 HEAD >"$stage/.git_sha" 2>/dev/null || echo unknown >"$stage/.git_sha"
 
 # Shared libraries the device may not have: everything ldd resolves outside this allow-list.
-expected='^(libmmp|linux-vdso|libc|libm|libdl|librt|libpthread|ld-linux-x86-64|libstdc\+\+|libgcc_s|libmpfr|libgmp|libcublas|libcublasLt|libcudart|libcuda)\.so'
+expected='^(libmmp|libopenblas|libgfortran|libquadmath|linux-vdso|libc|libm|libdl|librt|libpthread|ld-linux-x86-64|libstdc\+\+|libgcc_s|libmpfr|libgmp|libcublas|libcublasLt|libcudart|libcuda)\.so'
 missing=0
 for f in "${exes[@]}"; do
   while read -r name arrow path rest; do

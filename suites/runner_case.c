@@ -164,16 +164,18 @@ typedef struct {
     int have_c;
     void *workspace;
     size_t ws_size;
+    int ws_on_device;              /* workspace from cudaMalloc (else malloc) */
 } operands;
 
 static void operands_clear(operands *ops)
 {
     for (int i = 0; i < 4; i++) mmp_buffer_clear(&ops->buf[i]);
 #ifdef MMP_HAVE_CUDA
-    if (ops->workspace && ops->buf[3].dev) cudaFree(ops->workspace);
+    if (ops->workspace && ops->ws_on_device) cudaFree(ops->workspace);
     else
 #endif
         free(ops->workspace);
+    ops->workspace = NULL;
 }
 
 static mmp_status fill_inputs(operands *ops, const mmp_case *c)
@@ -352,6 +354,7 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
 #ifdef MMP_HAVE_CUDA
             if (k->where == MMP_KERNEL_DEVICE) {
                 if (cudaMalloc(&ops.workspace, ops.ws_size) != cudaSuccess) ops.workspace = NULL;
+                ops.ws_on_device = 1;
             } else
 #endif
                 ops.workspace = malloc(ops.ws_size);

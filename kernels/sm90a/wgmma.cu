@@ -59,6 +59,15 @@ __device__ static inline uint64_t smem_desc(const void *p)
 __device__ static inline void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ static inline void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ static inline void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+/* The accumulator registers are written by wgmma asynchronously: after wait_group the compiler
+ * must not move reads of them before the wait (nor writes after the next issue), so every
+ * register is passed through an empty asm that it cannot reorder (CUTLASS's operand fence). */
+__device__ static inline void fence_operands(float *d)
+{
+#pragma unroll
+    for (int j = 0; j < 64; j++) asm volatile("" : "+f"(d[j])::"memory");
+}
+
 __device__ static inline void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
 #define R8(i) "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), \
@@ -146,6 +155,7 @@ __global__ void __launch_bounds__(128) wgmma_simple_kernel(const uint8_t *A, con
         }
         fence_async_smem();
         __syncthreads();
+        fence_operands(d);
         wg_fence();
         for (int s = 0; s < 4; s++) { /* 4 instructions of 32 bytes of K each */
             uint64_t da = smem_desc(sa + s * 32), db = smem_desc(sb + s * 32);
@@ -155,6 +165,7 @@ __global__ void __launch_bounds__(128) wgmma_simple_kernel(const uint8_t *A, con
         }
         wg_commit();
         wg_wait0();
+        fence_operands(d);
         first = 0;
         if (PROMOTE) { /* promotion: fold the tensor-core partial sum into fp32 registers */
             for (int j = 0; j < 64; j++) master[j] += d[j];
@@ -238,11 +249,13 @@ __global__ void __launch_bounds__(384, 1) wgmma_tma_kernel(const __grid_constant
         int s = kt % TMA_STAGES;
         mbar_wait(&full[s], (kt / TMA_STAGES) & 1);
         uint8_t *ta = sa + s * TMA_TILE_BYTES + c * 64 * WG_ROW_BYTES, *tb = sb + s * TMA_TILE_BYTES;
+        fence_operands(d);
         wg_fence();
         for (int q = 0; q < 4; q++)
             wgmma_bf16_m64n128k16(d, smem_desc(ta + q * 32), smem_desc(tb + q * 32), (kt == 0 && q == 0) ? 0 : 1);
         wg_commit();
         wg_wait0();
+        fence_operands(d);
         if (t == 0) mbar_arrive(&empty[s]);
     }
     store_tile(D, ldd, m, n, row0 + c * 64, col0, d, t);
