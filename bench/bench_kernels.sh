@@ -16,8 +16,10 @@ mkdir -p "$out"
 export PATH=$PATH:/usr/local/cuda/bin
 
 sass_args=()
-if command -v cuobjdump >/dev/null && [ -x "$B/mmaprobe" ]; then
-    cuobjdump -sass "$B/mmaprobe" > "$out/sass_all.txt" 2>&1 || echo "bench_kernels.sh: cuobjdump failed"
+sass_of=$B/mmaprobe
+[ -f "$B/libmmp.so" ] && sass_of=$B/libmmp.so   # the shared device build keeps the kernels there
+if command -v cuobjdump >/dev/null && [ -e "$sass_of" ]; then
+    cuobjdump -sass "$sass_of" > "$out/sass_all.txt" 2>&1 || echo "bench_kernels.sh: cuobjdump failed"
     awk '/Function : / { fn = $3; seen[fn] = 1; next }
          fn != "" {
              if (match($0, /(HMMA|IMMA|HGMMA|QGMMA|QMMA|IGMMA|BGMMA|DMMA|OMMA|IDP)[.A-Z0-9_]*/))
@@ -39,6 +41,7 @@ if command -v cuobjdump >/dev/null && [ -x "$B/mmaprobe" ]; then
     paste <(cut -f1 "$out/sass_mangled.tsv" | $demangle) <(cut -f2 "$out/sass_mangled.tsv") > "$out/sass_summary.tsv"
     echo "bench_kernels.sh: SASS summary of $(wc -l < "$out/sass_summary.tsv") functions -> $out/sass_summary.tsv"
     sass_args=(--sass "$out/sass_summary.tsv")
+    gzip -f "$out/sass_all.txt"
 else
     echo "bench_kernels.sh: no cuobjdump or no $B/mmaprobe: the SASS column will read '?'"
 fi

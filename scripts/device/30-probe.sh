@@ -15,6 +15,7 @@
 # Lead: `tar -xzf h200-captures.tar.gz -C probes/captures/` stores the real captures; then
 # check_arith's test_real_captures replays them in CI (0 mismatches required).
 # Fails soft: prints what failed and continues.
+# budget-seconds: 130
 set -u
 out=${OUT:-out}/probe
 mkdir -p "$out/captures"
@@ -26,17 +27,17 @@ command -v cuobjdump >/dev/null || echo "30-probe: cuobjdump not found: SASS nam
 t() { awk "BEGIN{printf \"%.1f\", $2 - $1}"; }
 
 start=$(date +%s.%N)
-"$bin" probe --arith --random 100000 --capture-dir "$out/captures" --capture-keep 500 \
-    --json "$out/arith.json" > "$out/arith.txt" 2> "$out/arith.err"
+mkdir -p "$out/layout"
+"$bin" probe --random 100000 --capture-dir "$out/captures" --capture-keep 500 \
+    --write-capture "$out/layout" --json "$out/probe.json" > "$out/probe.txt" 2> "$out/probe.err"
 rc=$?
 end=$(date +%s.%N)
-echo "30-probe: probe --arith rc=$rc in $(t "$start" "$end") s" | tee "$out/arith.time"
-grep -E '^# arith:' "$out/arith.txt" | tee -a "$out/arith.time"
-grep -E '^==|hardware_path|replay:|overflow|chain_bits|ptx_isa' "$out/arith.txt" \
-    || echo "30-probe: no arith output (see $out/arith.err)"
-head -c 2000 "$out/arith.err"
+echo "30-probe: probe (arith + layout) rc=$rc in $(t "$start" "$end") s (goal < 60)" | tee "$out/probe.time"
+grep -E '^# arith:' "$out/probe.txt" | tee -a "$out/probe.time"
+grep -E '^==|hardware_path|replay:|overflow|chain_bits|ptx_isa' "$out/probe.txt" \
+    || echo "30-probe: no arith output (see $out/probe.err)"
+head -c 2000 "$out/probe.err"
 
-# captures for probes/captures/ (h200-<id>.txt), one archive
 stage=$(mktemp -d)
 for f in "$out"/captures/*.txt; do
     [ -f "$f" ] && cp "$f" "$stage/h200-$(basename "$f")"
@@ -46,20 +47,13 @@ tar -czf "$out/h200-captures.tar.gz" -C "$stage" . && \
 rm -rf "$stage"
 
 # the SASS of the capture kernels (mma.sync / wmma / integer / wgmma), for the record
+lib=$bin; [ -f build-h200/libmmp.so ] && lib=build-h200/libmmp.so
 if command -v cuobjdump >/dev/null; then
-    cuobjdump -sass "$bin" 2>/dev/null | awk '/code for sm_/ {arch=$0} /Function :/ {keep = ($3 ~ /arith_k_/); if (keep) print arch} keep' \
-        | gzip > "$out/sass-arith.txt.gz"
-    echo "30-probe: SASS of the capture kernels -> $out/sass-arith.txt.gz"
+    cuobjdump -sass "$lib" 2>/dev/null | awk '/code for sm_/ {arch=$0} /Function :/ {keep = ($3 ~ /arith_k_|layout_k|lay_/); if (keep) print arch} keep' \
+        | gzip > "$out/sass-probes.txt.gz"
+    echo "30-probe: SASS of the capture kernels -> $out/sass-probes.txt.gz"
 fi
 
-start=$(date +%s.%N)
-"$bin" probe --json "$out/probe.json" > "$out/probe.txt" 2> "$out/probe.err"
-rc=$?
-end=$(date +%s.%N)
-echo "30-probe: probe (all groups) rc=$rc in $(t "$start" "$end") s (must be < 60)" | tee "$out/probe.time"
-grep -E '^# arith:' "$out/probe.txt"
-
-# the analysis suites on this machine (CPU; check_model_vectors needs the shared/ data)
 for s in check_arith check_sass check_model_bound check_model check_model_vectors; do
     if [ -x "build-h200/suites/$s" ]; then
         "build-h200/suites/$s" > "$out/$s.txt" 2>&1

@@ -7,6 +7,7 @@
 #   3. bench/bench_kernels.sh: SASS tensor-op summary + timing of every registered device kernel
 #      at N = 512, 1024, 2048, 4096, 8192 (median of 20 after 3 warm-up, L2-rotated operands),
 #      speedup vs the same-precision WMMA baseline, % of cuBLAS -> kernels.md (~3-4 minutes).
+# budget-seconds: 150
 set -u
 out=${OUT:-out}/kernels
 mkdir -p "$out"
@@ -20,22 +21,8 @@ else
     note "$B/suites/check_kern16_maps missing"
 fi
 
-if [ -x "$B/mmaprobe" ]; then
-    # validate takes one suite and one case-ID glob per call
-    for suite in smoke edge; do
-        for glob in 'fp16_wmma_*' 'fp16_ptx_*' 'bf16_mma_*' 'fp16_mma_*' 'fp8_mma*'; do
-            tag=${glob//[*]/}
-            timeout 120 "$B/mmaprobe" validate --suite "$suite" --filter "$glob" \
-                -o "$out/validate_${suite}_${tag}.json" > "$out/validate_${suite}_${tag}.txt" 2>&1
-            note "mmaprobe validate --suite $suite --filter '$glob': exit $? (see $out/validate_${suite}_${tag}.txt)"
-            grep -E "FAIL|ERROR" "$out/validate_${suite}_${tag}.txt" | head -n 10
-        done
-    done
-else
-    note "$B/mmaprobe missing: build first"
-fi
-
-bash bench/bench_kernels.sh "$B" "$out"
+# Validation of these kernels is in 10-validate.sh (one smoke and one edge run over every kernel).
+bash bench/bench_kernels.sh "$B" "$out" --budget $(( ${MMP_SCRIPT_BUDGET:-150} - 40 ))
 note "bench_kernels.sh: exit $?"
 [ -f "$out/kernels.md" ] && cat "$out/kernels.md"
 exit 0

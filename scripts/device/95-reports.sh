@@ -4,6 +4,7 @@
 # shard + merge on real data (validate --shard 0/2 and 1/2, merge, diff against the unsharded run:
 # must show no regression). Run from the repo root with the build in build-h200/; writes under
 # $OUT/reports/. Fails soft: prints what failed and continues.
+# budget-seconds: 90
 set -u
 OUT=${OUT:-out}
 dir="$OUT/reports"

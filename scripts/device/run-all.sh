@@ -64,9 +64,12 @@ done
 
 printf "%-28s %6s %8s %8s\n" script status seconds budget >"$summary"
 status=0
+# MMP_DEVICE_ONLY="00 10": run only the scripts with these number prefixes (a run split over
+# two calls of the device tool, each under its 10-minute limit).
 for s in scripts/device/[0-9][0-9]-*.sh; do
   [ -e "$s" ] || continue
   name=$(basename "$s" .sh)
+  if [ -n "${MMP_DEVICE_ONLY:-}" ] && ! grep -qw "${name%%-*}" <<<"$MMP_DEVICE_ONLY"; then continue; fi
   want=$(sed -n 's/^# budget-seconds: *\([0-9]\+\).*/\1/p' "$s" | head -1)
   want=${want:-90}
   left=$((budget - ($(date +%s) - start)))
@@ -97,10 +100,14 @@ for f in "$OUT"/*/summary.txt; do
 done
 say "total $(($(date +%s) - start))s; packing"
 cat "$summary"
-(cd "$OUT" && tar czf /tmp/mmp-results.tar.gz --exclude ./results.tar.gz --exclude ./run-all.log . &&
-   mv /tmp/mmp-results.tar.gz results.tar.gz) || say "packing failed"
-# Only results.tar.gz, summary.txt and run-all.log come back.
-find "$OUT" -mindepth 1 -maxdepth 1 ! -name results.tar.gz ! -name summary.txt ! -name run-all.log \
+# Pack: everything but JSON-lines files and anything over 20 MB (listed), xz-compressed, split
+# into parts of at most 15 MB (the device tool returns at most 8 files of 16 MB each).
+find "$OUT" -mindepth 2 -type f \( -name '*.jsonl' -o -size +20M \) -print -delete | sed 's/^/run-all: left out (size or jsonl): /'
+(cd "$OUT" && tar -I 'xz -T0 -6' -cf /tmp/mmp-results.tar.xz --exclude ./run-all.log --exclude ./summary.txt . &&
+   rm -f results.tar.xz.part-* && split -b 15M -d /tmp/mmp-results.tar.xz results.tar.xz.part- &&
+   rm -f /tmp/mmp-results.tar.xz) || say "packing failed"
+# Only the parts, summary.txt and run-all.log come back.
+find "$OUT" -mindepth 1 -maxdepth 1 ! -name 'results.tar.xz.part-*' ! -name summary.txt ! -name run-all.log \
   -exec rm -rf {} +
 ls -la "$OUT"
 exit $status
