@@ -127,8 +127,10 @@ static mmp_status run_gemmex(const mmp_kernel_args *a, const blas_spec *sp)
     if (a->beta != 0.0) MMP_TRY(copy_c_to_d(a->d, a->ldd, a, sp->cd_bytes));
     mmp_cublas_plan c;
     mmp_cublas_plan_make(&c, a);
+    cudaDataType_t type_p = a->layout_d == MMP_LAYOUT_COL ? sp->ta : sp->tb;
+    cudaDataType_t type_q = a->layout_d == MMP_LAYOUT_COL ? sp->tb : sp->ta;
     MMP_CUBLAS_CHECK(cublasGemmEx_64(blas_handle, op_of(c.op_p), op_of(c.op_q), c.mm, c.nn, c.kk, &alpha, c.p,
-                                     sp->ta, c.ldp, c.q, sp->tb, c.ldq, &beta, a->d, sp->tcd,
+                                     type_p, c.ldp, c.q, type_q, c.ldq, &beta, a->d, sp->tcd,
                                      a->ldd, sp->compute, CUBLAS_GEMM_DEFAULT));
     return MMP_STATUS_OK;
 }
@@ -206,8 +208,11 @@ static mmp_status run_lt(const mmp_kernel_args *a, const blas_spec *sp)
     LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tq, sizeof tq));
     /* FP8: the A/B scale pointers stay NULL (scale 1); fast accumulation stays off (default),
      * so partial sums are promoted to fp32 periodically. */
-    LT(cublasLtMatrixLayoutCreate(&lp, sp->ta, (uint64_t)c.p_rows, (uint64_t)c.p_cols, ldp));
-    LT(cublasLtMatrixLayoutCreate(&lq, sp->tb, (uint64_t)c.q_rows, (uint64_t)c.q_cols, ldq));
+    /* the plan's first operand is B when D is row-major (D^T = B^T A^T): so is its type */
+    cudaDataType_t type_p = a->layout_d == MMP_LAYOUT_COL ? sp->ta : sp->tb;
+    cudaDataType_t type_q = a->layout_d == MMP_LAYOUT_COL ? sp->tb : sp->ta;
+    LT(cublasLtMatrixLayoutCreate(&lp, type_p, (uint64_t)c.p_rows, (uint64_t)c.p_cols, ldp));
+    LT(cublasLtMatrixLayoutCreate(&lq, type_q, (uint64_t)c.q_rows, (uint64_t)c.q_cols, ldq));
     LT(cublasLtMatrixLayoutCreate(&ld, sp->tcd, (uint64_t)c.mm, (uint64_t)c.nn, ldd));
     LT(cublasLtMatmulPreferenceCreate(&pref));
     LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,

@@ -102,7 +102,8 @@ say "total $(($(date +%s) - start))s; packing"
 cat "$summary"
 # Pack: everything but JSON-lines files and anything over 20 MB (listed), xz-compressed, split
 # into parts of at most 15 MB (the device tool returns at most 8 files of 16 MB each).
-find "$OUT" -mindepth 2 -type f \( -name '*.jsonl' -o -size +20M \) -print -delete | sed 's/^/run-all: left out (size or jsonl): /'
+find "$OUT" -mindepth 2 -type f -name '*.jsonl' -delete
+find "$OUT" -mindepth 2 -type f -size +20M ! -name '*.xz' -print -exec xz -T0 -6 {} \; | sed 's/^/run-all: compressed alone: /'
 (cd "$OUT" && tar -I 'xz -T0 -6' -cf /tmp/mmp-results.tar.xz --exclude ./run-all.log --exclude ./summary.txt . &&
    rm -f results.tar.xz.part-* && split -b 15M -d /tmp/mmp-results.tar.xz results.tar.xz.part- &&
    rm -f /tmp/mmp-results.tar.xz) || say "packing failed"
