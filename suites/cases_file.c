@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "suites/runner_internal.h"
 
@@ -220,9 +221,18 @@ mmp_status mmp_suitefile_parse(mmp_case **cases, size_t *count, const char *path
                                const char *filter, uint64_t seed)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return MMP_ERR(MMP_STATUS_IO, "suite '%s': not a built-in suite (smoke, edge, full) and cannot read it: %s",
-                       path, strerror(errno));
+    if (!f) {
+        /* a name that is neither a built-in suite nor a file is a usage error (exit 2); a file
+         * that exists but cannot be read is the environment's (exit 3) */
+        int e = errno;
+        return MMP_ERR(e == ENOENT || e == ENOTDIR || e == ENAMETOOLONG ? MMP_STATUS_INVALID : MMP_STATUS_IO,
+                       "suite '%s': not a built-in suite (smoke, edge, full) and cannot read it: %s", path, strerror(e));
+    }
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return MMP_ERR(MMP_STATUS_INVALID, "suite '%s': not a built-in suite (smoke, edge, full) nor a regular file", path);
+    }
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {

@@ -153,8 +153,22 @@ mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_
                           const mmp_runner_options *o, mmp_runner_result_fn on_result, void *user);
 
 /* ---- compute-sanitizer (suites/runner_sanitize.c) ---- */
-/* Re-run case id under compute-sanitizer --tool tool (exec of self_exe with the given extra
- * validate arguments). *finding = 1 if the sanitizer reported errors (summary in msg). */
+/* The summary of one compute-sanitizer run, read from its output text. */
+typedef struct mmp_sanitizer_summary {
+    int have_summary;              /* an "ERROR SUMMARY" / "RACECHECK SUMMARY" line was found */
+    long long errors;              /* errors it reports (racecheck: errors, not warnings) */
+    char first[240];               /* the first error line, without the "=========" prefix */
+} mmp_sanitizer_summary;
+/* MMP_STATUS_PARSE when the text holds no summary (the tool did not run to its end). */
+mmp_status mmp_sanitizer_parse(mmp_sanitizer_summary *s, const char *text, size_t len);
+/* Path of compute-sanitizer ($MMP_COMPUTE_SANITIZER, $PATH, $CUDA_HOME/bin, /usr/local/cuda/bin),
+ * or MMP_STATUS_NO_DEVICE with a message saying where it looked. */
+mmp_status mmp_sanitizer_find(char *path, size_t size);
+/* Re-run case id under compute-sanitizer --tool tool (exec of self_exe validate --no-isolate
+ * --filter ID with the extra validate arguments, NULL-terminated). OK: *finding = 1 if the
+ * sanitizer reported errors; msg says "memcheck: 2 errors; first: ..." or "memcheck: clean".
+ * Otherwise the tool was not found (MMP_STATUS_NO_DEVICE) or did not finish (MMP_STATUS_KERNEL):
+ * the message says why, and the case counts as "not run" (never as clean). */
 mmp_status mmp_runner_sanitize_case(int *finding, char *msg, size_t msg_size, const char *tool,
                                     const char *self_exe, const char *case_id,
                                     char *const *extra_args, double timeout_s);
