@@ -8,7 +8,8 @@
  *
  * Exit: 0 all PASS/SKIP, 1 a FAIL or ERROR, 2 usage/input (bad option, suite file, plugin, no
  * case matching), 3 environment (unwritable output — checked before any case runs —, a write
- * failing during the run, e.g. a full disk; or no device when nothing could run), 4 internal.
+ * failing during the run, e.g. a full disk; no device when nothing could run; --sanitize
+ * without compute-sanitizer when everything else passed), 4 internal.
  * Results finished before a fault are kept: the JSON-lines file holds whole lines only, and
  * SIGINT/SIGTERM stop the run with a valid partial report (complete: false, interrupted_by).
  */
@@ -278,6 +279,8 @@ int mmp_cli_validate(int argc, char **argv)
     int exit_code = counts[MMP_VERDICT_FAIL] || counts[MMP_VERDICT_ERROR] ? MMP_EXIT_FAIL : MMP_EXIT_PASS;
     if (exit_code == MMP_EXIT_PASS && counts[MMP_VERDICT_PASS] == 0 && est != MMP_STATUS_OK)
         exit_code = MMP_EXIT_ENVIRONMENT;   /* everything skipped for want of a device */
+    if (exit_code == MMP_EXIT_PASS && sanitizer_not_run)
+        exit_code = MMP_EXIT_ENVIRONMENT;   /* a requested check that could not run is no pass */
     if (st != MMP_STATUS_OK) {
         fprintf(stderr, "mmaprobe validate: %s\n", mmp_error_last());
         exit_code = MMP_EXIT_INTERNAL;

@@ -14,6 +14,7 @@
  *   crash_ctor    SIGSEGV in a constructor      crash_kernels  SIGSEGV in mmp_plugin_kernels
  *   hang_ctor     a constructor that never returns
  *   dup_name      a kernel named host_f32 (taken by a built-in)
+ *   device        a device kernel (min_cc 80): SKIP on a machine without a GPU
  *   wild          a host kernel that writes 64 KiB before its output buffer (crashes or
  *                 corrupts the runner child's heap; never the run)
  */
@@ -99,6 +100,10 @@ const mmp_kernel_desc *mmp_plugin_kernels(uint32_t *count, uint32_t *abi_version
     k[0].name = "host_f32";
 #elif defined(FIX_WILD)
     k[0].name = "fix_wild_f32";
+#elif defined(FIX_DEVICE)
+    k[0].name = "fix_device_f32";
+    k[0].where = MMP_KERNEL_DEVICE;
+    k[0].min_cc = 80;
 #endif
     return k;
 }
