@@ -75,11 +75,12 @@ double mmp_metrics_ulp(double x, mmp_format f)
 /* Bounds of one element; s = S_ij, w = |exact|. */
 typedef struct {
     double k_eff, u_acc, u_mul, u_out, lambda;
+    double abs_term; /* underflow allowance, see metrics.h */
 } bound_params;
 
 static double bound_of(const bound_params *bp, double gamma, double s, double w)
 {
-    double b = gamma * s;
+    double b = gamma * s + bp->abs_term;
     if (bp->u_mul > 0) b += (2 * bp->u_mul + bp->u_mul * bp->u_mul) * s;
     if (bp->u_out > 0) b += bp->u_out * (w + b);
     return b;
@@ -113,6 +114,12 @@ mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, co
     if (dfi->is_float && (!afi || !afi->is_float || dfi->precision < afi->precision))
         bp.u_out = ldexp(1.0, 1 - dfi->precision);
     bp.lambda = mmp_metrics_lambda(bp.k_eff);
+    /* Underflow: a product or partial sum below the accumulator's normal range may be flushed
+     * or rounded to its subnormal grid: at most min_normal(acc) absolute per operation. An
+     * output narrower than the accumulator may round a subnormal result by one subnormal ulp. */
+    bp.abs_term = 0.0;
+    if (afi && afi->is_float) bp.abs_term += (bp.k_eff + 1.0) * afi->min_normal;
+    if (bp.u_out > 0) bp.abs_term += dfi->min_subnormal;
     double gamma_det = mmp_metrics_gamma(bp.k_eff, bp.u_acc);
     double gamma_prob = mmp_metrics_gamma_prob(bp.k_eff, bp.u_acc, bp.lambda);
     out->u_acc = bp.u_acc;

@@ -20,6 +20,9 @@
  *     kernel can never exceed it. u_mul_term = (2 u_mul + u_mul^2) S_ij when the kernel rounds
  *     its inputs to a narrower mul_format first (e.g. tf32). out_term = 2^(1-p_out) (|D_ij| +
  *     gamma S_ij) when the output format is narrower than the accumulator (either rounding).
+ *     Underflow adds an absolute term: (Ke + 1) min_normal(acc) (a product or partial sum below
+ *     the accumulator's normal range may be flushed or rounded to its subnormal grid), plus one
+ *     subnormal ulp of the output format when the output is narrower than the accumulator.
  *   probabilistic: the same with gamma replaced by gamma~_Ke(lambda) = exp(lambda sqrt(Ke) u +
  *     Ke u^2 / (1 - u)) - 1 (Higham & Mary 2019), lambda = sqrt(2 ln(2 Ke / delta)),
  *     delta = 1e-6: holds with probability >= 1 - delta per element for mean-zero independent
