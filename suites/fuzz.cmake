@@ -1,8 +1,8 @@
 # suites/fuzz.cmake — the suites' libFuzzer harnesses (fuzz_suitefile, fuzz_cli) and their replay tests.
 #   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DMMP_FUZZ=ON -DMMP_ENABLE_CUDA=OFF
 #   cmake --build build-fuzz --target fuzz_suitefile fuzz_cli
-#   build-fuzz/fuzz_suitefile -jobs=1 -max_total_time=600 -max_len=2048 fuzz-work/suitefile suites/fuzz-corpus/suitefile
-#   build-fuzz/fuzz_cli -jobs=1 -max_total_time=600 -max_len=512 fuzz-work/cli suites/fuzz-corpus/cli
+#   build-fuzz/reports/fuzz_suitefile -jobs=1 -max_total_time=600 -max_len=2048 fuzz-work/suitefile suites/fuzz-corpus/suitefile
+#   build-fuzz/reports/fuzz_cli -jobs=1 -max_total_time=600 -max_len=512 fuzz-work/cli suites/fuzz-corpus/cli
 # (MMP_FUZZ and the instrumentation of libmmp come from reports/fuzz.cmake, which also builds
 # every suites/fuzz_*.c; the targets are made here only if it did not.)
 # In every build, fuzz_replay_<name> (ctest, label cpu) runs the harness once over each file in

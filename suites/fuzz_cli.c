@@ -3,7 +3,7 @@
  *
  * Build (clang only):  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DMMP_FUZZ=ON -DMMP_ENABLE_CUDA=OFF
  *                      cmake --build build-fuzz --target fuzz_cli
- * Run:                 build-fuzz/fuzz_cli -jobs=1 -max_total_time=600 -max_len=512 \
+ * Run:                 build-fuzz/reports/fuzz_cli -jobs=1 -max_total_time=600 -max_len=512 \
  *                          fuzz-work/cli suites/fuzz-corpus/cli
  * Input: the first byte picks the subcommand (even: validate, odd: list), the rest is split at
  * NUL or newline bytes into arguments. Properties: never crashes; success gives a consistent

@@ -2,7 +2,7 @@
  *
  * Build (clang only):  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DMMP_FUZZ=ON -DMMP_ENABLE_CUDA=OFF
  *                      cmake --build build-fuzz --target fuzz_suitefile
- * Run:                 build-fuzz/fuzz_suitefile -jobs=1 -max_total_time=600 -max_len=2048 \
+ * Run:                 build-fuzz/reports/fuzz_suitefile -jobs=1 -max_total_time=600 -max_len=2048 \
  *                          fuzz-work/suitefile suites/fuzz-corpus/suitefile
  * Replayed over suites/fuzz-corpus/suitefile/ (seeds and fixed crashers) by the ctest
  * fuzz_replay_suitefile in every build (suites/fuzz.cmake).

@@ -469,7 +469,17 @@ mmp_status mmp_runner_run_case(mmp_case_result *r, const mmp_case *c, const mmp_
     if (st != MMP_STATUS_OK) {
         r->verdict = MMP_VERDICT_ERROR;
         if (st == MMP_STATUS_CUDA) r->reasons |= MMP_REASON_CUDA;
-        if (!r->message[0]) snprintf(r->message, sizeof r->message, "%s", mmp_error_last());
+        if (st == MMP_STATUS_NO_MEMORY) {
+            /* too large for this machine (host or device memory): this case only, the run goes on */
+            char why[400];
+            snprintf(why, sizeof why, "%s", mmp_error_last());
+            r->message[0] = '\0';
+            say(r, "out of memory for %lldx%lldx%lld: %s", (long long)c->m, (long long)c->n, (long long)c->k, why);
+            if (c->kernel->where == MMP_KERNEL_DEVICE) r->reasons |= MMP_REASON_CUDA;
+            st = MMP_STATUS_OK;
+        } else if (!r->message[0]) {
+            snprintf(r->message, sizeof r->message, "%s", mmp_error_last());
+        }
     }
     r->time_total_ms = now_ms() - t0;
     return st;

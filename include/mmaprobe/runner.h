@@ -136,8 +136,9 @@ typedef struct mmp_runner_options {
 void mmp_runner_options_init(mmp_runner_options *o);
 
 /* One case in this process: poison, guards, canaries, two runs, reference, verdict. Returns
- * MMP_STATUS_OK whenever r holds a verdict (PASS/FAIL/ERROR/SKIP); another status only for a
- * failure of mmaprobe itself (out of memory, ...), with r->verdict = ERROR. If the kernel left a
+ * MMP_STATUS_OK whenever r holds a verdict (PASS/FAIL/ERROR/SKIP; a case too large for the host
+ * or device memory is ERROR "out of memory for MxNxK: ..."); another status only for a failure
+ * of mmaprobe itself, with r->verdict = ERROR. If the kernel left a
  * sticky CUDA error, r has MMP_REASON_CUDA and the return is MMP_STATUS_CUDA: the process must
  * not run further device cases. */
 mmp_status mmp_runner_run_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o);
