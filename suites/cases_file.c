@@ -20,6 +20,7 @@
 
 #define MAX_LIST 16
 #define MAX_LINE 1024
+#define MAX_CASES (1 << 18)   /* ~100 MB of cases: a file expanding to more is surely a mistake */
 
 typedef struct {
     mmp_case *v;
@@ -170,6 +171,7 @@ static mmp_status parse_line(list *out, char *line, const char *name, int lineno
                     mmp_case_gemm(&g, &c);
                     if (mmp_gemm_check(&g) != MMP_STATUS_OK) return BAD("%s", mmp_error_last());
                 }
+                if (out->n >= MAX_CASES) return BAD("the suite expands to more than %d cases", MAX_CASES);
                 MMP_TRY(push(out, &c, filter));
             }
     }

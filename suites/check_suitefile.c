@@ -126,7 +126,8 @@ END_TEST
 START_TEST(test_edge_values)
 {
     mmp_case *c;
-    size_t n;
+    size_t n, nk;
+    const mmp_kernel_desc *const *k = kernels(&nk);
     /* the largest shape (2^31) and seed (18 digits) parse; the run skips what it cannot do */
     ck_assert_int_eq(parse(&c, &n, "shape=2147483648x1x1 seed=999999999999999999 kernel=host_f64\n"), MMP_STATUS_OK);
     ck_assert_uint_eq(n, 1);
@@ -152,10 +153,19 @@ START_TEST(test_edge_values)
     line[1024] = '\0';
     ck_assert_int_eq(parse(&c, &n, line), MMP_STATUS_PARSE);
     ck_assert_ptr_nonnull(strstr(mmp_error_last(), "s.txt:1: line longer than 1023 characters"));
+    /* a file expanding to more than 2^18 cases is refused at the line that crosses the limit */
+    {
+        size_t cap = 256 * 1100;
+        char *big = malloc(cap);
+        size_t len = 0;
+        for (int i = 0; i < 1100; i++)
+            len += (size_t)snprintf(big + len, cap - len, "shape=%dx1x1 kernel=host_f64 seed=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 dist=exact,uniform,normal,wide,cancel,onehot,special,exact,uniform,normal,wide,cancel,onehot,special,exact,uniform\n", i + 1);
+        ck_assert_int_eq(mmp_suitefile_parse_text(&c, &n, big, len, "s.txt", k, nk, NULL, 1), MMP_STATUS_PARSE);
+        ck_assert_ptr_nonnull(strstr(mmp_error_last(), "s.txt:1025: the suite expands to more than 262144 cases"));
+        free(big);
+    }
     /* a NUL byte inside a line */
     static const char nul[] = "shape=1x1x1\0 kernel=x\n";
-    size_t nk;
-    const mmp_kernel_desc *const *k = kernels(&nk);
     ck_assert_int_eq(mmp_suitefile_parse_text(&c, &n, nul, sizeof nul - 1, "s.txt", k, nk, NULL, 1), MMP_STATUS_PARSE);
     ck_assert_ptr_nonnull(strstr(mmp_error_last(), "s.txt:1: NUL byte in line"));
     /* only comments: no error, no cases */
