@@ -14,7 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <math.h>
+
+#include "mmaprobe/registry.h"
 #include "mmaprobe/report.h"
+#include "suites/cli_progress.h"
 #include "suites/check_main.h"
 
 #ifndef MMP_BINARY
@@ -412,6 +416,49 @@ START_TEST(test_sanitize)
 }
 END_TEST
 
+/* Progress lines: per kernel done/total with time left; plain lines without a terminal. */
+START_TEST(test_progress_lines)
+{
+    const mmp_kernel_desc *k1 = mmp_registry_find("host_f32", MMP_REGISTRY_ALL);
+    const mmp_kernel_desc *k2 = mmp_registry_find("host_f64", MMP_REGISTRY_ALL);
+    mmp_case c[3];
+    mmp_case_init(&c[0], k1, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[1], k1, 9, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[2], k2, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    for (int tty = 0; tty < 2; tty++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        mmp_progress p;
+        mmp_progress_init(&p, f, c, 3, tty);
+        for (int i = 0; i < 3; i++) {
+            mmp_case_result r;
+            mmp_case_result_init(&r);
+            snprintf(r.id, sizeof r.id, "%s", c[i].id);
+            r.verdict = i == 1 ? MMP_VERDICT_FAIL : MMP_VERDICT_PASS;
+            r.reasons = i == 1 ? MMP_REASON_GUARD : 0;
+            mmp_progress_result(&p, &r, (size_t)i);
+        }
+        mmp_progress_finish(&p);
+        fclose(f);
+        printf("tty=%d:\n%s\n", tty, buf);
+        ck_assert_ptr_nonnull(strstr(buf, "host_f32: 2/2 cases done | all: 2/3"));
+        ck_assert_ptr_nonnull(strstr(buf, "host_f64: 1/1 cases done | all: 3/3, 0s left"));
+        ck_assert_ptr_nonnull(strstr(buf, "FAIL  host_f32/f32.f32.f32/9x8x8/uniform/s1 (guard)"));
+        if (tty) ck_assert_ptr_nonnull(strstr(buf, "host_f32: 1/2 cases, "));
+        else ck_assert_ptr_null(strstr(buf, "\033[K"));
+        free(buf);
+    }
+    char d[32];
+    mmp_progress_duration(d, sizeof d, 3725);
+    ck_assert_str_eq(d, "1h02m");
+    mmp_progress_duration(d, sizeof d, 185);
+    ck_assert_str_eq(d, "3m05s");
+    mmp_progress_duration(d, sizeof d, NAN);
+    ck_assert_str_eq(d, "0s");
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -428,6 +475,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_faulty_kernels_run_continues);
     tcase_add_test(tc, test_out_of_memory);
     tcase_add_test(tc, test_sanitize);
+    tcase_add_test(tc, test_progress_lines);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -108,7 +108,6 @@ void mmp_progress_result(mmp_progress *p, const mmp_case_result *r, size_t index
     p->done++;
     const mmp_kernel_desc *k = index < p->total ? p->cases[index].kernel : NULL;
     if (k != p->kernel) {
-        if (p->tty && p->kernel) status_line(p, 1);   /* the finished kernel keeps its line */
         p->kernel = k;
         p->k_done = 0;
         p->k_total = 0;
@@ -121,7 +120,7 @@ void mmp_progress_result(mmp_progress *p, const mmp_case_result *r, size_t index
         fprintf(p->out, "%s[%zu/%zu] %-5s %s%s%s%s\n", p->tty ? "\r\033[K" : "", p->done, p->total,
                 mmp_verdict_name(r->verdict), r->id, r->reasons ? " (" : "",
                 r->reasons ? mmp_reason_format(why, sizeof why, r->reasons) : "", r->reasons ? ")" : "");
-    if (p->tty) status_line(p, 0);
+    if (p->tty) status_line(p, p->k_done == p->k_total);   /* a finished kernel keeps its line */
     else if (p->k_done == p->k_total) {
         char left[32];
         double mean = (now_s() - p->t0) / (double)p->done;
@@ -134,7 +133,7 @@ void mmp_progress_result(mmp_progress *p, const mmp_case_result *r, size_t index
 
 void mmp_progress_finish(mmp_progress *p)
 {
-    if (p->tty && p->kernel) status_line(p, 1);
+    if (p->tty && p->kernel && p->k_done < p->k_total) fputc('\n', p->out);   /* interrupted mid-kernel */
     if (p->fd >= 0) {
         if (!p->write_error[0] && fsync(p->fd) != 0 && errno != EINVAL && errno != EROFS)
             snprintf(p->write_error, sizeof p->write_error, "cannot write %s: %s", p->jsonl_path, strerror(errno));
