@@ -212,6 +212,7 @@ static Suite *suitefile_suite(void)
 {
     Suite *s = suite_create("suitefile");
     TCase *tc = tcase_create("parse");
+    tcase_set_timeout(tc, 120);   /* the 2^18-case file takes seconds under ASan */
     tcase_add_test(tc, test_good_file);
     tcase_add_test(tc, test_filter_and_globs);
     tcase_add_loop_test(tc, test_bad_lines, 0, (int)(sizeof bad / sizeof bad[0]));

@@ -29,7 +29,21 @@
 
 static volatile int stop_flag;
 static volatile sig_atomic_t stop_signal;
-static void on_signal(int sig) { stop_flag = 1; stop_signal = sig; }
+/* First SIGINT/SIGTERM: stop after the case in flight (its child is killed), write the partial
+ * report. A second one ends the program at once (the JSON lines written so far stay valid). */
+static void on_signal(int sig)
+{
+    if (stop_flag) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    stop_flag = 1;
+    stop_signal = sig;
+    static const char msg[] = "\nmmaprobe validate: stopping; writing the partial report (again to quit now)\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+}
 
 static void on_result(const mmp_case_result *r, size_t index, void *user) { mmp_progress_result(user, r, index); }
 
