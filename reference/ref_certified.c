@@ -18,11 +18,14 @@
  *  4. Exact terms. (AB)_ij = sum_{s,t} P_st(i,j) 2^(E_i + F_j - beta (s + t)) + R_ij; each
  *     term is a double times a power of two with exponent in [-1022, 970] (checked per
  *     element; otherwise MPFR), hence exact.
- *  5. Remainder. R_ij = sum_k rA_ik b_kj + (a_ik - rA_ik) rB_kj, so
- *     |R_ij| <= RA_i SB_j + SA_i RB_j with RA_i = max_k |rA_ik|, SA_i >= sum_k |a_ik| (rounded
- *     up by 1 + 2K u), likewise RB_j, SB_j. It is exactly 0 when no entry needed more than S
- *     slices (the usual case: S is chosen so that values down to 2^-22 of their row's maximum
- *     are split exactly), and then nothing about the element is approximate.
+ *  5. Remainder. R_ij = sum_k rA_ik b_kj + a_ik rB_kj - rA_ik rB_kj. When the remainders are
+ *     few (sparse: only entries far below their row's maximum have one) every one of these
+ *     products is added EXACTLY (TwoProd: p + e = x y, e exact unless |x y| < 2^-968, where
+ *     2^-1073 goes into the bound). Otherwise |R_ij| <= RA_i SB_j + SA_i RB_j with
+ *     RA_i = max_k |rA_ik|, SA_i >= sum_k |a_ik| (rounded up by 1 + 2K u), likewise RB_j, SB_j
+ *     (R = rA b + (a - rA) rB and |a - rA| <= |a|). S: the most slices computed keep values
+ *     down to 2^-22 of their row's maximum exact; one slice fewer is used when that leaves
+ *     at most 1/64 of the entries with a remainder (fp32 at K = 2048: 2 x 2 pairs, not 3 x 3).
  *  6. Accumulation. The S_a S_b exact terms are added into a double-double (h, l) with a
  *     running bound on l's roundings (ref_acc in ref_internal.h); alpha and beta C_ij are
  *     applied with TwoProd (ref_finish). So X lies in [sh + sl - E, sh + sl + E].
@@ -35,6 +38,7 @@
  * Integer inputs with integer alpha/beta take ref_integer.c first (exact int64).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,26 +54,18 @@ static int ceil_log2(int64_t k)
     return b;
 }
 
-void ref_slicing(int *beta, int *slices, int64_t k, int precision_bits, int forced)
+void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced)
 {
     int b = (53 - ceil_log2(k)) / 2;
     if (b < 1) b = 1;
-    int s = forced > 0 ? forced : (precision_bits + 22 + b - 1) / b;
-    if (s < 1) s = 1;
-    if (s > 8) s = 8;
+    int sa = forced > 0 ? forced : (pa + 22 + b - 1) / b, sb = forced > 0 ? forced : (pb + 22 + b - 1) / b;
     *beta = b;
-    *slices = s;
-}
-
-static double pow2(int e) /* 2^e for -1022 <= e <= 1023 */
-{
-    union { uint64_t u; double d; } v;
-    v.u = (uint64_t)(e + 1023) << 52;
-    return v.d;
+    *slices_a = sa < 1 ? 1 : (sa > 8 ? 8 : sa);
+    *slices_b = sb < 1 ? 1 : (sb > 8 ? 8 : sb);
 }
 
 /* Scale exponent of a vector: smallest E with 2^E > max |x| over finite x; flags non-finite. */
-static int scale_exp(const double *x, int64_t n, int64_t stride, int *bad)
+static int scale_exp(const double *x, int64_t n, int64_t stride, unsigned char *bad)
 {
     double mx = 0;
     *bad = 0;
@@ -84,129 +80,242 @@ static int scale_exp(const double *x, int64_t n, int64_t stride, int *bad)
     return e;
 }
 
-/* Split one value (step 2); q[s * qstride] gets slice s; returns the remainder. */
-static double split(double v, int E, int beta, int S, double *q, size_t qstride)
+/* Remainder after S slices (split again: the same exact steps). */
+static double remainder_after(double v, int E, int beta, int S)
 {
-    double r = isfinite(v) ? v : 0.0;
-    for (int s = 1; s <= S; s++) {
-        int up = beta * s - E;
-        double t = (up >= -1022 && up <= 1023) ? r * pow2(up) : ldexp(r, up);
-        double qs = trunc(t);
-        q[(size_t)(s - 1) * qstride] = qs;
-        if (qs != 0.0) r -= (-up >= -1022 && -up <= 1023) ? qs * pow2(-up) : ldexp(qs, -up);
-    }
-    return r;
+    double q[8], last;
+    return ref_split(v, E, beta, S, q, 1, &last);
+}
+
+/* Split into the stored planes (host products) or a scratch array (device products). */
+static double split_store(ref_cert *c, double v, int E, int S, double *q, size_t stride, double *last)
+{
+    double tmp[8];
+    return q ? ref_split(v, E, c->beta, S, q, stride, last) : ref_split(v, E, c->beta, S, tmp, 1, last);
 }
 
 typedef struct {
-    const ref_data *d;
-    int beta, sa, sb;
-    double *qa, *qb;          /* slices: qa[s][i + k m], qb[t][k + j K] */
-    int *ea, *fb;             /* scale exponents */
-    unsigned char *rowbad, *colbad;
-    double *ra, *sa_sum, *rb, *sb_sum;
-    const double *p;          /* current slice product, column-major */
-    int pair_exp;             /* beta (s + t) */
-    double *h, *l, *err;      /* column-major state */
-    unsigned char *undecided; /* row-major */
-    mmp_ref_result *r;
-} cert_job;
+    ref_cert *c;
+    int64_t *cnt_full, *cnt_last;   /* per row (A) or column (B): nonzero remainders */
+    int use_a;                      /* remainder level chosen */
+} split_job;
 
+/* A is column-major: row i is strided by M. */
 static void split_rows(void *ctx, int64_t b, int64_t e, int tid)
 {
     (void)tid;
-    cert_job *j = ctx;
-    const ref_data *d = j->d;
+    split_job *j = ctx;
+    ref_cert *c = j->c;
+    const ref_data *d = c->d;
     size_t plane = (size_t)d->m * d->k;
-    double up = 1.0 + 2.0 * (double)d->k * 0x1p-53 + 0x1p-50;
     for (int64_t i = b; i < e; i++) {
-        int bad;
-        j->ea[i] = scale_exp(d->a64 + i, d->k, d->m, &bad);
-        j->rowbad[i] = (unsigned char)bad;
-        double rmax = 0, sum = 0;
+        c->ea[i] = scale_exp(d->a64 + i * d->k, d->k, 1, &c->rowbad[i]);
+        int64_t nf = 0, nl = 0;
         for (int64_t k = 0; k < d->k; k++) {
-            double v = d->a64[i + k * d->m];
-            double rem = split(v, j->ea[i], j->beta, j->sa, j->qa + i + k * d->m, plane);
-            if (fabs(rem) > rmax) rmax = fabs(rem);
-            if (isfinite(v)) sum += fabs(v);
+            double last = 0, rem = split_store(c, d->a64[i * d->k + k], c->ea[i], c->smax_a,
+                                               c->qa ? c->qa + i * d->k + k : NULL, plane, &last);
+            nf += rem != 0.0;
+            nl += last != 0.0;
         }
-        j->ra[i] = rmax;
-        j->sa_sum[i] = sum * up;
+        j->cnt_full[i] = nf;
+        j->cnt_last[i] = nl;
     }
 }
 
 static void split_cols(void *ctx, int64_t b, int64_t e, int tid)
 {
     (void)tid;
-    cert_job *j = ctx;
-    const ref_data *d = j->d;
+    split_job *j = ctx;
+    ref_cert *c = j->c;
+    const ref_data *d = c->d;
     size_t plane = (size_t)d->k * d->n;
-    double up = 1.0 + 2.0 * (double)d->k * 0x1p-53 + 0x1p-50;
-    for (int64_t c = b; c < e; c++) {
-        int bad;
-        const double *col = d->b64 + c * d->k;
-        j->fb[c] = scale_exp(col, d->k, 1, &bad);
-        j->colbad[c] = (unsigned char)bad;
-        double rmax = 0, sum = 0;
+    for (int64_t col = b; col < e; col++) {
+        const double *v = d->b64 + col * d->k;
+        c->fb[col] = scale_exp(v, d->k, 1, &c->colbad[col]);
+        int64_t nf = 0, nl = 0;
         for (int64_t k = 0; k < d->k; k++) {
-            double rem = split(col[k], j->fb[c], j->beta, j->sb, j->qb + k + c * d->k, plane);
-            if (fabs(rem) > rmax) rmax = fabs(rem);
-            if (isfinite(col[k])) sum += fabs(col[k]);
+            double last = 0, rem = split_store(c, v[k], c->fb[col], c->smax_b,
+                                               c->qb ? c->qb + k + col * d->k : NULL, plane, &last);
+            nf += rem != 0.0;
+            nl += last != 0.0;
         }
-        j->rb[c] = rmax;
-        j->sb_sum[c] = sum * up;
+        j->cnt_full[col] = nf;
+        j->cnt_last[col] = nl;
     }
 }
 
-/* Step 6: add P_st 2^(E_i + F_j - beta (s + t)) into the state. */
-static void accumulate_cols(void *ctx, int64_t b, int64_t e, int tid)
+/* Bound mode: max |rA| and sum |a| (rounded up) per row; the same per column of B. */
+static void bound_rows(void *ctx, int64_t b, int64_t e, int tid)
 {
     (void)tid;
-    cert_job *j = ctx;
-    int64_t m = j->d->m;
-    for (int64_t c = b; c < e; c++)
-        for (int64_t i = 0; i < m; i++) {
-            size_t x = (size_t)i + (size_t)c * m;
-            int ex = j->ea[i] + j->fb[c] - j->pair_exp;
-            if (ex < -1022 || ex > 970) { j->err[x] = INFINITY; continue; }
-            ref_acc(&j->h[x], &j->l[x], &j->err[x], j->p[x] * pow2(ex));
+    ref_cert *c = ctx;
+    const ref_data *d = c->d;
+    double up = 1.0 + 2.0 * (double)d->k * 0x1p-53 + 0x1p-50;   /* K nonnegative roundings */
+    for (int64_t i = b; i < e; i++) {
+        double mx = 0, sum = 0;
+        for (int64_t k = 0; k < d->k; k++) {
+            double v = d->a64[i * d->k + k];
+            double rem = remainder_after(v, c->ea[i], c->beta, c->sa);
+            mx = fmax(mx, fabs(rem));
+            if (isfinite(v)) sum += fabs(v);
         }
+        c->ra_max[i] = mx;
+        c->a_sum[i] = sum * up;
+    }
 }
 
-/* Steps 5-7 per element; undecided ones are marked for MPFR. */
-static void decide_rows(void *ctx, int64_t b, int64_t e, int tid)
+static void bound_cols(void *ctx, int64_t b, int64_t e, int tid)
 {
     (void)tid;
-    cert_job *j = ctx;
-    const ref_data *d = j->d;
+    ref_cert *c = ctx;
+    const ref_data *d = c->d;
+    double up = 1.0 + 2.0 * (double)d->k * 0x1p-53 + 0x1p-50;
+    for (int64_t col = b; col < e; col++) {
+        double mx = 0, sum = 0;
+        for (int64_t k = 0; k < d->k; k++) {
+            double v = d->b64[k + col * d->k];
+            double rem = remainder_after(v, c->fb[col], c->beta, c->sb);
+            mx = fmax(mx, fabs(rem));
+            if (isfinite(v)) sum += fabs(v);
+        }
+        c->rb_max[col] = mx;
+        c->b_sum[col] = sum * up;
+    }
+}
+
+/* Sparse mode: the remainders as lists (serial: they are few by construction). */
+static mmp_status build_lists(ref_cert *c, const int64_t *row_cnt, const int64_t *col_cnt)
+{
+    const ref_data *d = c->d;
+    int64_t m = d->m, n = d->n, k = d->k;
+    int64_t na = c->nnz_a > 0 ? c->nnz_a : 1, nb = c->nnz_b > 0 ? c->nnz_b : 1;
+    c->ra_ptr = calloc((size_t)m + 1, sizeof(int64_t)); c->ra_k = malloc(na * sizeof(int64_t));
+    c->ra_v = malloc(na * sizeof(double));
+    c->rb_ptr = calloc((size_t)k + 1, sizeof(int64_t)); c->rb_j = malloc(nb * sizeof(int64_t));
+    c->rb_v = malloc(nb * sizeof(double));
+    c->rc_ptr = calloc((size_t)n + 1, sizeof(int64_t)); c->rc_k = malloc(nb * sizeof(int64_t));
+    c->rc_v = malloc(nb * sizeof(double));
+    if (!c->ra_ptr || !c->ra_k || !c->ra_v || !c->rb_ptr || !c->rb_j || !c->rb_v || !c->rc_ptr || !c->rc_k || !c->rc_v)
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the remainder lists");
+    int64_t t = 0;
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t kk = 0; kk < k && row_cnt[i]; kk++) {
+            double r = remainder_after(d->a64[i * k + kk], c->ea[i], c->beta, c->sa);
+            if (r != 0.0 && t < c->nnz_a) { c->ra_k[t] = kk; c->ra_v[t] = r; t++; }
+        }
+        c->ra_ptr[i + 1] = t;
+    }
+    t = 0;
+    for (int64_t j = 0; j < n; j++) {
+        for (int64_t kk = 0; kk < k && col_cnt[j]; kk++) {
+            double r = remainder_after(d->b64[kk + j * k], c->fb[j], c->beta, c->sb);
+            if (r != 0.0 && t < c->nnz_b) { c->rc_k[t] = kk; c->rc_v[t] = r; c->rb_ptr[kk + 1]++; t++; }
+        }
+        c->rc_ptr[j + 1] = t;
+    }
+    for (int64_t kk = 0; kk < k; kk++) c->rb_ptr[kk + 1] += c->rb_ptr[kk];   /* counts -> offsets */
+    int64_t *fill = calloc((size_t)k, sizeof(int64_t));
+    if (!fill) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t q = c->rc_ptr[j]; q < c->rc_ptr[j + 1]; q++) {
+            int64_t kk = c->rc_k[q], at = c->rb_ptr[kk] + fill[kk]++;
+            c->rb_j[at] = j; c->rb_v[at] = c->rc_v[q];
+        }
+    free(fill);
+    return MMP_STATUS_OK;
+}
+
+static int64_t sum64(const int64_t *x, int64_t n)
+{
+    int64_t s = 0;
+    for (int64_t i = 0; i < n; i++) s += x[i];
+    return s;
+}
+
+void ref_cert_free(ref_cert *c)
+{
+    free(c->qa); free(c->qb); free(c->ea); free(c->fb); free(c->rowbad); free(c->colbad);
+    free(c->ra_ptr); free(c->ra_k); free(c->ra_v); free(c->rb_ptr); free(c->rb_j); free(c->rb_v);
+    free(c->rc_ptr); free(c->rc_k); free(c->rc_v);
+    free(c->ra_max); free(c->a_sum); free(c->rb_max); free(c->b_sum);
+    free(c->h); free(c->l); free(c->err);
+    memset(c, 0, sizeof *c);
+}
+
+mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o,
+                            int host_slices)
+{
     const mmp_gemm *g = d->g;
-    for (int64_t i = b; i < e; i++)
-        for (int64_t c = 0; c < d->n; c++) {
-            size_t x = (size_t)i + (size_t)c * d->m, o = (size_t)i * d->n + c;
-            double sh = j->h[x], sl = j->l[x];
-            double E = j->err[x] == 0.0 ? 0.0 : j->err[x] * (1.0 + 0x1p-40);
-            double drop = j->ra[i] * j->sb_sum[c] + j->sa_sum[i] * j->rb[c];
-            if (drop != 0.0) E += drop * (1.0 + 0x1p-50) + 0x1p-1073;
-            if (j->rowbad[i] || j->colbad[c]) E = INFINITY;
-            double cv = d->c64 ? d->c64[x] : 0.0;
-            ref_finish(&sh, &sl, &E, g->alpha, g->beta, cv, g->beta != 0.0);
-            j->undecided[o] = !ref_decide(&j->r->d64[o], &j->r->dout[o], sh, sl, E, g->d);
-        }
+    int64_t m = d->m, n = d->n, k = d->k;
+    memset(c, 0, sizeof *c);
+    c->d = d; c->r = r;
+    ref_slicing(&c->beta, &c->smax_a, &c->smax_b, k, ref_format_bits(g->a), ref_format_bits(g->b), o->slices);
+    size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
+    if (host_slices) {
+        c->qa = malloc(mk * c->smax_a * sizeof(double));
+        c->qb = malloc(kn * c->smax_b * sizeof(double));
+    }
+    c->ea = malloc(m * sizeof(int)); c->fb = malloc(n * sizeof(int));
+    c->rowbad = malloc(m); c->colbad = malloc(n);
+    int64_t *cf = malloc(m * sizeof(int64_t)), *cl = malloc(m * sizeof(int64_t));
+    int64_t *gf = malloc(n * sizeof(int64_t)), *gl = malloc(n * sizeof(int64_t));
+    c->h = calloc(mn, sizeof(double)); c->l = calloc(mn, sizeof(double)); c->err = calloc(mn, sizeof(double));
+    if ((host_slices && (!c->qa || !c->qb)) || !c->ea || !c->fb || !c->rowbad || !c->colbad || !cf || !cl || !gf || !gl || !c->h || !c->l || !c->err) {
+        free(cf); free(cl); free(gf); free(gl);
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the certified path's buffers for %lldx%lldx%lld",
+                       (long long)m, (long long)n, (long long)k);
+    }
+    split_job sj = {c, cf, cl, 0};
+    ref_parallel(d->threads, m, 16, split_rows, &sj);
+    int64_t full_a = sum64(cf, m), last_a = sum64(cl, m);
+    split_job sb = {c, gf, gl, 0};
+    ref_parallel(d->threads, n, 16, split_cols, &sb);
+    int64_t full_b = sum64(gf, n), last_b = sum64(gl, n);
+    /* one slice fewer when that leaves few remainders (they are then added exactly) */
+    int drop_a = o->slices <= 0 && c->smax_a > 1 && last_a <= (int64_t)(mk / 64);
+    int drop_b = o->slices <= 0 && c->smax_b > 1 && last_b <= (int64_t)(kn / 64);
+    c->sa = c->smax_a - drop_a; c->sb = c->smax_b - drop_b;
+    c->nnz_a = drop_a ? last_a : full_a;
+    c->nnz_b = drop_b ? last_b : full_b;
+    /* exact remainder terms cost (nnz_a N + nnz_b M) TwoProds: worth it below ~ one GEMM */
+    c->sparse = (double)c->nnz_a * n + (double)c->nnz_b * m <= (double)m * n * k / 16.0 + 64.0 * (m + n);
+    r->slices_a = c->sa; r->slices_b = c->sb; r->slice_bits = c->beta;
+    if (c->sparse) {
+        mmp_status st = build_lists(c, drop_a ? cl : cf, drop_b ? gl : gf);
+        free(cf); free(cl); free(gf); free(gl);
+        return st;
+    }
+    free(cf); free(cl); free(gf); free(gl);
+    c->ra_max = malloc(m * sizeof(double)); c->a_sum = malloc(m * sizeof(double));
+    c->rb_max = malloc(n * sizeof(double)); c->b_sum = malloc(n * sizeof(double));
+    if (!c->ra_max || !c->a_sum || !c->rb_max || !c->b_sum)
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
+    ref_parallel(d->threads, m, 16, bound_rows, c);
+    ref_parallel(d->threads, n, 16, bound_cols, c);
+    return MMP_STATUS_OK;
 }
 
-static mmp_status collect_and_recompute(mmp_ref_result *r, const ref_data *d, const unsigned char *und)
+/* ---- the CPU products: steps 3, 4 and 6 ---- */
+
+typedef struct {
+    ref_cert *c;
+    const double *p;   /* slice product, row-major */
+    int pair_exp;      /* beta (s + t) */
+} acc_job;
+
+static void accumulate_rows(void *ctx, int64_t b, int64_t e, int tid)
 {
-    size_t total = (size_t)d->m * d->n, cnt = 0;
-    for (size_t x = 0; x < total; x++) cnt += und[x];
-    if (!cnt) return MMP_STATUS_OK;
-    int64_t *idx = malloc(cnt * sizeof(int64_t));
-    if (!idx) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot list undecided elements");
-    size_t c = 0;
-    for (size_t x = 0; x < total; x++)
-        if (und[x]) idx[c++] = (int64_t)x;
-    mmp_status st = ref_mpfr_list(r, d, idx, (int64_t)cnt);
-    free(idx);
-    return st;
+    (void)tid;
+    acc_job *j = ctx;
+    ref_cert *c = j->c;
+    int64_t n = c->d->n;
+    for (int64_t i = b; i < e; i++)
+        for (int64_t col = 0; col < n; col++) {
+            size_t x = (size_t)i * n + (size_t)col;
+            int ex = c->ea[i] + c->fb[col] - j->pair_exp;
+            if (ex < -1022 || ex > 970) { c->err[x] = INFINITY; continue; }
+            ref_acc(&c->h[x], &c->l[x], &c->err[x], j->p[x] * ref_pow2(ex));   /* exact term */
+        }
 }
 
 mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o)
@@ -219,58 +328,30 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
         r->path = keep;
         return st;
     }
-    cert_job j;
-    memset(&j, 0, sizeof j);
-    j.d = d; j.r = r;
-    int ba, bb;
-    ref_slicing(&ba, &j.sa, k, ref_format_bits(g->a), o->slices);
-    ref_slicing(&bb, &j.sb, k, ref_format_bits(g->b), o->slices);
-    j.beta = ba;
-    r->slices_a = j.sa; r->slices_b = j.sb; r->slice_bits = j.beta;
-    size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
-    j.qa = malloc(mk * j.sa * sizeof(double));
-    j.qb = malloc(kn * j.sb * sizeof(double));
-    j.ea = malloc(m * sizeof(int)); j.fb = malloc(n * sizeof(int));
-    j.rowbad = malloc(m); j.colbad = malloc(n);
-    j.ra = malloc(m * sizeof(double)); j.sa_sum = malloc(m * sizeof(double));
-    j.rb = malloc(n * sizeof(double)); j.sb_sum = malloc(n * sizeof(double));
-    double *p = malloc(mn * sizeof(double));
-    j.h = calloc(mn, sizeof(double)); j.l = calloc(mn, sizeof(double)); j.err = calloc(mn, sizeof(double));
-    j.undecided = malloc(mn);
-    mmp_status st = MMP_STATUS_OK;
-    if (!j.qa || !j.qb || !j.ea || !j.fb || !j.rowbad || !j.colbad || !j.ra || !j.sa_sum || !j.rb ||
-        !j.sb_sum || !p || !j.h || !j.l || !j.err || !j.undecided) {
-        st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the certified path's %lldx%lldx%lld buffers",
-                     (long long)m, (long long)n, (long long)k);
-        goto done;
-    }
+    ref_cert c;
     double t0 = ref_now();
-    ref_parallel(d->threads, m, 16, split_rows, &j);
-    ref_parallel(d->threads, n, 16, split_cols, &j);
+    mmp_status st = ref_cert_prepare(&c, r, d, o, 1);
     r->time.combine_s += ref_now() - t0;
-    j.p = p;
-    for (int lvl = 2; lvl <= j.sa + j.sb; lvl++)        /* largest weights first */
-        for (int s = 1; s <= j.sa; s++) {
+    double *p = st == MMP_STATUS_OK ? malloc((size_t)m * n * sizeof(double)) : NULL;
+    if (st == MMP_STATUS_OK && !p) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
+    size_t mk = (size_t)m * k, kn = (size_t)k * n;
+    for (int lvl = 2; st == MMP_STATUS_OK && lvl <= c.sa + c.sb; lvl++)   /* largest weights first */
+        for (int s = 1; s <= c.sa; s++) {
             int t = lvl - s;
-            if (t < 1 || t > j.sb) continue;
+            if (t < 1 || t > c.sb) continue;
             double t1 = ref_now();
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0,
-                        j.qa + (size_t)(s - 1) * mk, (int)m, j.qb + (size_t)(t - 1) * kn, (int)k, 0.0,
-                        p, (int)m);
+            /* row-major P = column-major P^T = Qb^T Qa^T (Qa row-major is Qa^T column-major) */
+            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)n, (int)m, (int)k, 1.0,
+                        c.qb + (size_t)(t - 1) * kn, (int)k, c.qa + (size_t)(s - 1) * mk, (int)k, 0.0, p, (int)n);
             r->n_gemms++;
             double t2 = ref_now();
-            j.pair_exp = j.beta * lvl;
-            ref_parallel(d->threads, n, 8, accumulate_cols, &j);
+            acc_job aj = {&c, p, c.beta * lvl};
+            ref_parallel(d->threads, m, 8, accumulate_rows, &aj);
             r->time.gemm_s += t2 - t1;
             r->time.combine_s += ref_now() - t2;
         }
-    t0 = ref_now();
-    ref_parallel(d->threads, m, 8, decide_rows, &j);
-    r->time.combine_s += ref_now() - t0;
-    st = collect_and_recompute(r, d, j.undecided);
-done:
-    free(j.qa); free(j.qb); free(j.ea); free(j.fb); free(j.rowbad); free(j.colbad);
-    free(j.ra); free(j.sa_sum); free(j.rb); free(j.sb_sum); free(p);
-    free(j.h); free(j.l); free(j.err); free(j.undecided);
+    free(p);
+    if (st == MMP_STATUS_OK) st = ref_cert_finish(&c);
+    ref_cert_free(&c);
     return st;
 }

@@ -85,26 +85,37 @@ typedef struct {
     mmp_format f;
     mmp_layout l;
     int64_t ld, rows;
-    double *dst;   /* column-major rows x cols */
+    double *dst;   /* column-major rows x cols, or row-major when row_major */
+    int row_major;
+    int64_t cols;
 } load_job;
 
-static void load_cols(void *ctx, int64_t b, int64_t e, int tid)
+/* [b, e) of the outer dimension: rows when row_major, else columns. */
+static void load_part(void *ctx, int64_t b, int64_t e, int tid)
 {
     (void)tid;
     load_job *j = ctx;
-    for (int64_t col = b; col < e; col++)
-        for (int64_t r = 0; r < j->rows; r++)
-            j->dst[r + col * j->rows] = mmp_format_load(j->src, mmp_gemm_index(j->l, j->ld, r, col), j->f);
+    int64_t inner = j->row_major ? j->cols : j->rows;
+    int native = j->f == MMP_FORMAT_FP32 || j->f == MMP_FORMAT_FP64;   /* a C conversion */
+    for (int64_t o = b; o < e; o++)
+        for (int64_t t = 0; t < inner; t++) {
+            int64_t r = j->row_major ? o : t, col = j->row_major ? t : o;
+            size_t at = mmp_gemm_index(j->l, j->ld, r, col);
+            double v = !native ? mmp_format_load(j->src, at, j->f)
+                       : j->f == MMP_FORMAT_FP32 ? (double)((const float *)j->src)[at]
+                                                 : ((const double *)j->src)[at];
+            j->dst[o * inner + t] = v;
+        }
 }
 
 static mmp_status load_matrix(double **out, const void *src, mmp_format f, mmp_layout l, int64_t ld,
-                              int64_t rows, int64_t cols, int threads)
+                              int64_t rows, int64_t cols, int row_major, int threads)
 {
     double *p = malloc((size_t)rows * (size_t)cols * sizeof(double));
     if (!p) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate %lld x %lld doubles",
                            (long long)rows, (long long)cols);
-    load_job j = {src, f, l, ld, rows, p};
-    ref_parallel(threads, cols, 16, load_cols, &j);
+    load_job j = {src, f, l, ld, rows, p, row_major, cols};
+    ref_parallel(threads, row_major ? rows : cols, 16, load_part, &j);
     *out = p;
     return MMP_STATUS_OK;
 }
@@ -120,10 +131,10 @@ mmp_status ref_data_load(ref_data *d, const void *a, const void *b, const void *
 {
     memset(d, 0, sizeof *d);
     d->g = g; d->m = g->m; d->n = g->n; d->k = g->k; d->threads = threads;
-    mmp_status st = load_matrix(&d->a64, a, g->a, g->la, g->lda, g->m, g->k, threads);
-    if (st == MMP_STATUS_OK) st = load_matrix(&d->b64, b, g->b, g->lb, g->ldb, g->k, g->n, threads);
+    mmp_status st = load_matrix(&d->a64, a, g->a, g->la, g->lda, g->m, g->k, 1, threads);
+    if (st == MMP_STATUS_OK) st = load_matrix(&d->b64, b, g->b, g->lb, g->ldb, g->k, g->n, 0, threads);
     if (st == MMP_STATUS_OK && g->beta != 0.0)
-        st = load_matrix(&d->c64, c, g->c, g->lc, g->ldc, g->m, g->n, threads);
+        st = load_matrix(&d->c64, c, g->c, g->lc, g->ldc, g->m, g->n, 1, threads);
     if (st != MMP_STATUS_OK) ref_data_free(d);
     return st;
 }
@@ -248,7 +259,7 @@ int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_fo
 typedef struct {
     mmp_ref_result *r;
     const ref_data *d;
-    const double *ab;   /* column-major fl(|A||B|) */
+    const double *ab;   /* row-major fl(|A||B|) */
 } abs_job;
 
 static void abs_rows(void *ctx, int64_t b, int64_t e, int tid)
@@ -265,8 +276,8 @@ static void abs_rows(void *ctx, int64_t b, int64_t e, int tid)
     double aa = fabs(d->g->alpha), bb = fabs(d->g->beta);
     for (int64_t i = b; i < e; i++)
         for (int64_t jj = 0; jj < d->n; jj++) {
-            double s = aa * (j->ab[i + jj * d->m] * up + tiny);
-            if (d->c64) s += bb * fabs(d->c64[i + jj * d->m]);
+            double s = aa * (j->ab[i * d->n + jj] * up + tiny);
+            if (d->c64) s += bb * fabs(d->c64[i * d->n + jj]);
             j->r->absbound[i * d->n + jj] = s == 0.0 ? 0.0 : s * (1.0 + 0x1p-50) + 0x1p-1074;
         }
 }
@@ -282,12 +293,18 @@ mmp_status ref_absbound_cpu(mmp_ref_result *r, const ref_data *d)
     }
     for (size_t i = 0; i < na; i++) aa[i] = fabs(d->a64[i]);
     for (size_t i = 0; i < nb; i++) ab[i] = fabs(d->b64[i]);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)d->m, (int)d->n, (int)d->k, 1.0, aa,
-                (int)d->m, ab, (int)d->k, 0.0, cc, (int)d->m);
-    abs_job j = {r, d, cc};
-    ref_parallel(d->threads, d->m, 8, abs_rows, &j);
+    /* row-major |A||B| = column-major (|B|^T |A|^T) */
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)d->n, (int)d->m, (int)d->k, 1.0, ab,
+                (int)d->k, aa, (int)d->k, 0.0, cc, (int)d->n);
+    ref_absbound_finish(r, d, cc);
     free(aa); free(ab); free(cc);
     return MMP_STATUS_OK;
+}
+
+void ref_absbound_finish(mmp_ref_result *r, const ref_data *d, const double *ab)
+{
+    abs_job j = {r, d, ab};
+    ref_parallel(d->threads, d->m, 8, abs_rows, &j);
 }
 
 /* ---- entry points ---- */
@@ -309,6 +326,7 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
                        (long long)g->m, (long long)g->n, (long long)g->k);
     double t0 = ref_now();
     int threads = ref_threads(o->threads);
+    if (o->threads > 0) openblas_set_num_threads(o->threads);   /* else OpenBLAS's own default */
     int integer = ref_integer_eligible(g);
     MMP_TRY(ref_result_alloc(r, g->m, g->n, o->want_absbound, integer));
     r->is_integer = integer;
@@ -377,6 +395,13 @@ mmp_status mmp_ref_element(double *d64, double *dout, const void *a, const void 
 mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o)
 {
     (void)r; (void)d; (void)o;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
+
+mmp_status ref_cuda_time_dgemm(double *seconds, int64_t m, int64_t n, int64_t k, int device)
+{
+    (void)m; (void)n; (void)k; (void)device;
+    *seconds = 0;
     return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
 }
 #endif

@@ -36,7 +36,7 @@ int ref_integer_eligible(const mmp_gemm *g)
 
 typedef struct {
     const ref_data *d;
-    const double *p;      /* exact DGEMM result (column-major) or NULL: use the loop */
+    const double *p;      /* exact DGEMM result (row-major) or NULL: use the loop */
     mmp_ref_result *r;
     unsigned char *over64;
     int64_t *over32;      /* per thread */
@@ -50,13 +50,13 @@ static void int_rows(void *ctx, int64_t b, int64_t e, int tid)
     __int128 alpha = (__int128)(int64_t)g->alpha, beta = (__int128)(int64_t)g->beta;
     for (int64_t i = b; i < e; i++)
         for (int64_t c = 0; c < d->n; c++) {
-            size_t x = (size_t)i + (size_t)c * d->m, o = (size_t)i * d->n + c;
+            size_t x = (size_t)i * d->n + c, o = x;
             __int128 s = 0;
             if (j->p) {
                 s = (__int128)(int64_t)j->p[x];
             } else {
                 for (int64_t k = 0; k < d->k; k++)   /* |a b| <= 2^62, K < 2^31: no overflow */
-                    s += (__int128)(int64_t)d->a64[i + k * d->m] * (int64_t)d->b64[k + c * d->k];
+                    s += (__int128)(int64_t)d->a64[i * d->k + k] * (int64_t)d->b64[k + c * d->k];
             }
             __int128 v, t;
             int bad = __builtin_mul_overflow(alpha, s, &v);
@@ -108,8 +108,8 @@ mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_o
     if ((double)d->k * ma * mb < 0x1p52) {
         p = malloc(mn * sizeof(double));
         if (!p) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the integer product");
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)d->m, (int)d->n, (int)d->k, 1.0,
-                    d->a64, (int)d->m, d->b64, (int)d->k, 0.0, p, (int)d->m);
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)d->n, (int)d->m, (int)d->k, 1.0,
+                    d->b64, (int)d->k, d->a64, (int)d->k, 0.0, p, (int)d->n);   /* row-major P */
         r->n_gemms = 1;
     }
     r->time.gemm_s += ref_now() - t0;

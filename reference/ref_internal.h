@@ -1,8 +1,9 @@
 /* reference/ref_internal.h — shared internals of the reference GEMM paths (C and CUDA).
  *
  * Canonical data: every path first loads A, B, C into binary64 (exact: every format's values
- * are binary64 numbers) in COLUMN-major order, as BLAS wants it:
- *   a64[i + k * m] (M x K),  b64[k + j * K] (K x N),  c64[i + j * m] (M x N, NULL if beta == 0).
+ * are binary64 numbers) in the orders below (a row of A and a column of B are contiguous):
+ *   a64[i * K + k] (M x K, row-major), b64[k + j * K] (K x N, column-major: both contiguous
+ *   along k), c64[i * N + j] (M x N, row-major; NULL if beta == 0).
  * Results are row-major (mmp_ref_result).
  *
  * The accumulation helpers below are used by the CPU and the device code alike: a double-double
@@ -45,8 +46,9 @@ mmp_status ref_result_alloc(mmp_ref_result *r, int64_t m, int64_t n, int want_ab
 /* Decides d64 and dout from X in [sh + sl - E, sh + sl + E] (sh = RN(sh + sl); E = 0 means
  * X = sh + sl exactly; E = NaN/Inf means "unknown"). Returns 1 when both are certified. */
 int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f);
-/* Ozaki parameters: bits per slice and number of slices for values of precision p. */
-void ref_slicing(int *beta, int *slices, int64_t k, int precision_bits, int forced);
+/* Ozaki parameters (ref_certified.c): bits per slice and the most slices of A and B
+ * (precisions pa, pb) worth computing. forced > 0 fixes the slices. */
+void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced);
 int ref_format_bits(mmp_format f);   /* significand bits (floats) or value bits (ints) */
 
 /* ---- MPFR (ref_mpfr.c) ---- */
@@ -61,7 +63,29 @@ void ref_mpfr_element(ref_mpfr_ws *w, const ref_data *d, int64_t i, int64_t j, d
 mmp_status ref_mpfr_list(mmp_ref_result *r, const ref_data *d, const int64_t *idx, int64_t count);
 mmp_status ref_mpfr_run(mmp_ref_result *r, const ref_data *d);
 
-/* ---- certified paths ---- */
+/* ---- certified paths (ref_certified.c: proof, split; ref_cert_finish.c: decisions) ---- */
+typedef struct ref_cert {
+    const ref_data *d;
+    mmp_ref_result *r;
+    int beta, smax_a, smax_b;  /* bits per slice; slices computed */
+    int sa, sb;                /* slices used in the products */
+    double *qa, *qb;           /* integer slices: qa[(s-1) M K + i K + k], qb[(t-1) K N + k + j K] */
+    int *ea, *fb;              /* scale exponents: 2^ea[i] > max |a_i.|, 2^fb[j] > max |b_.j| */
+    unsigned char *rowbad, *colbad;   /* NaN/Inf in the row of A / column of B */
+    int sparse;                /* 1: the remainders are few and added exactly; 0: bounded */
+    int64_t nnz_a, nnz_b;
+    int64_t *ra_ptr, *ra_k; double *ra_v;   /* rA by rows of A (CSR): k, value */
+    int64_t *rb_ptr, *rb_j; double *rb_v;   /* rB by rows k of B (CSR): j, value */
+    int64_t *rc_ptr, *rc_k; double *rc_v;   /* rB by columns j of B: k, value */
+    double *ra_max, *a_sum, *rb_max, *b_sum; /* bound: max |rA|, >= sum |a| per row; B per column */
+    double *h, *l, *err;       /* row-major M x N accumulation state (see ref_acc) */
+} ref_cert;
+/* Host part of the split; host_slices = 0 keeps no slice planes (the device makes its own). */
+mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o,
+                            int host_slices);
+/* Remainder terms, alpha/beta, decisions, MPFR for the undecided (host). */
+mmp_status ref_cert_finish(ref_cert *c);
+void ref_cert_free(ref_cert *c);
 mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
 /* Integer inputs: returns MMP_STATUS_OK with *handled = 1 when it computed r. */
 mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o,
@@ -69,8 +93,12 @@ mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_o
 int ref_integer_eligible(const mmp_gemm *g);
 /* Upper bounds |alpha| (|A||B|)_ij + |beta| |C_ij| into r->absbound (CPU, one DGEMM). */
 mmp_status ref_absbound_cpu(mmp_ref_result *r, const ref_data *d);
+/* The same from ab = fl(|A||B|) (row-major, any correctly rounded dot products). */
+void ref_absbound_finish(mmp_ref_result *r, const ref_data *d, const double *ab);
 /* Device path (ref_cuda.cu; a stub in host-only builds). */
 mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
+/* Best of 3 cublasDgemm timings at m x n x k (benchmarks; ref_cuda.cu). */
+mmp_status ref_cuda_time_dgemm(double *seconds, int64_t m, int64_t n, int64_t k, int device);
 
 #ifdef __cplusplus
 }
@@ -93,6 +121,33 @@ REF_HD void ref_acc(double *h, double *l, double *err, double x)
     *h = s;
     *l = nl;
     *err += fabs(e2);
+}
+
+REF_HD double ref_pow2(int e)   /* 2^e for -1022 <= e <= 1023 */
+{
+    union { uint64_t u; double d; } v;
+    v.u = (uint64_t)(e + 1023) << 52;
+    return v.d;
+}
+
+REF_HD double ref_scale(double x, int e)   /* x 2^e, exact unless it underflows */
+{
+    return (e >= -1022 && e <= 1023) ? x * ref_pow2(e) : ldexp(x, e);
+}
+
+/* Step 2 of ref_certified.c for one value: slices into q[(s-1) qstride]; *rem_last gets the
+ * remainder after S - 1 slices, the return value the remainder after S. Non-finite values
+ * split as 0 (their rows/columns are flagged and go to MPFR). */
+REF_HD double ref_split(double v, int E, int beta, int S, double *q, size_t qstride, double *rem_last)
+{
+    double r = isfinite(v) ? v : 0.0;
+    for (int s = 1; s <= S; s++) {
+        if (s == S) *rem_last = r;
+        double qs = trunc(ref_scale(r, beta * s - E));
+        q[(size_t)(s - 1) * qstride] = qs;
+        if (qs != 0.0) r -= ref_scale(qs, E - beta * s);
+    }
+    return r;
 }
 
 /* alpha (h + l) + beta c, with its bound: products by TwoProd (fma). The fma's error term is

@@ -95,7 +95,7 @@ void ref_mpfr_element(ref_mpfr_ws *w, const ref_data *d, int64_t i, int64_t j, d
     int64_t K = d->k;
     long emax = LONG_MIN, emin = LONG_MAX;
     for (int64_t k = 0; k < K; k++) {
-        double a = d->a64[i + k * d->m], b = d->b64[k + j * K];
+        double a = d->a64[i * K + k], b = d->b64[k + j * K];
         mpfr_set_d(w->prod[k], a, MPFR_RNDN);
         mpfr_mul_d(w->prod[k], w->prod[k], b, MPFR_RNDN);   /* exact: 106 <= 128 bits */
         if (mpfr_regular_p(w->prod[k])) {
@@ -115,7 +115,7 @@ void ref_mpfr_element(ref_mpfr_ws *w, const ref_data *d, int64_t i, int64_t j, d
         x = w->t1;
         if (g->beta != 0.0) {
             mpfr_set_prec(w->t2, PROD_PREC);
-            mpfr_set_d(w->t2, d->c64[i + j * d->m], MPFR_RNDN);
+            mpfr_set_d(w->t2, d->c64[i * d->n + j], MPFR_RNDN);
             mpfr_mul_d(w->t2, w->t2, g->beta, MPFR_RNDN);    /* exact */
             exact_add(w->x, w->t1, w->t2);
             x = w->x;

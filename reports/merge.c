@@ -66,6 +66,11 @@ static mmp_status merge_probes(mmp_run *out, const mmp_run *const *runs, const c
             have++;
         }
     if (st != MMP_STATUS_OK || have == 0) goto done;
+    if (have == 1) {                                     /* one shard probed: keep its text as is */
+        for (size_t r = 0; r < n; r++)
+            if (runs[r]->probes_json) st = mmp_run_set_probes(out, runs[r]->probes_json);
+        goto done;
+    }
     FILE *f = open_memstream(&buf, &len);
     if (!f) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory merging probes"); goto done; }
     fputc('{', f);

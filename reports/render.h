@@ -11,6 +11,9 @@ void mmp_md_escape(FILE *out, const char *s);
  * except tab/newline, invalid UTF-8 becomes U+FFFD). */
 void mmp_xml_escape(FILE *out, const char *s);
 
+/* The probe section of the HTML report from the probes object text (render_probes.c). */
+void mmp_html_probes(FILE *out, const char *probes_json);
+
 /* SVG pieces for the HTML report (svg.c). */
 /* Heatmap of cells (rows x cols, max |err|/bound per block) over an m x n matrix. */
 void mmp_svg_heatmap(FILE *out, const float *cells, int rows, int cols, int64_t m, int64_t n);

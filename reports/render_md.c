@@ -83,10 +83,10 @@ void mmp_report_print_md(FILE *out, const mmp_run *run)
             fprintf(out, "| `");
             md_code(out, s->kernel);
             fputc('`', out);
-            fprintf(out, " | %s | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64
-                         " | %.3g | %.3g | %.4g |\n",
-                    badge(s->verdict), s->cases, s->pass, s->fail, s->error, s->skip, s->worst_ratio_det,
-                    s->worst_ratio_prob, s->max_ulp);
+            fprintf(out, " | %s | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " | ",
+                    badge(s->verdict), s->cases, s->pass, s->fail, s->error, s->skip);
+            if (s->pass + s->fail == 0) fputs("– | – | – |\n", out);     /* nothing was measured */
+            else fprintf(out, "%.3g | %.3g | %.4g |\n", s->worst_ratio_det, s->worst_ratio_prob, s->max_ulp);
         }
         fprintf(out, "\n");
     }

@@ -6,8 +6,18 @@
 #include "mmaprobe/cli.h"
 #include "mmaprobe/report.h"
 
+/* A terminal must not receive control characters from a run document (escape sequences). */
+static const char *clean(char *buf, size_t size, const char *s)
+{
+    size_t o = 0;
+    for (; *s && o + 1 < size; s++) buf[o++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+    buf[o] = '\0';
+    return buf;
+}
+
 void mmp_report_print_text(FILE *out, const mmp_run *run)
 {
+    char c1[600], c2[600];
     mmp_env_print(out, &run->env, "# ");
     for (size_t i = 0; i < run->n_shards; i++)
         fprintf(out, "# shard %zu: %s (device %d) on %s, started %s\n", i, run->shards[i].gpu,
@@ -24,10 +34,11 @@ void mmp_report_print_text(FILE *out, const mmp_run *run)
             "CASES", "PASS", "FAIL", "ERR", "SKIP", "ERR/BOUND", "ERR/PROB", "MAX ULP");
     for (size_t i = 0; i < n; i++) {
         const mmp_summary_row *s = &rows[i];
-        fprintf(out, "%-7s %-20s %-36s %6" PRId64 " %5" PRId64 " %5" PRId64 " %5" PRId64 " %5" PRId64
-                     " %11.3g %11.3g %10.4g\n",
-                mmp_verdict_name(s->verdict), s->precision, s->kernel, s->cases, s->pass, s->fail, s->error,
-                s->skip, s->worst_ratio_det, s->worst_ratio_prob, s->max_ulp);
+        fprintf(out, "%-7s %-20s %-36s %6" PRId64 " %5" PRId64 " %5" PRId64 " %5" PRId64 " %5" PRId64,
+                mmp_verdict_name(s->verdict), clean(c1, sizeof c1, s->precision), clean(c2, sizeof c2, s->kernel),
+                s->cases, s->pass, s->fail, s->error, s->skip);
+        if (s->pass + s->fail == 0) fprintf(out, " %11s %11s %10s\n", "-", "-", "-");   /* nothing measured */
+        else fprintf(out, " %11.3g %11.3g %10.4g\n", s->worst_ratio_det, s->worst_ratio_prob, s->max_ulp);
     }
     free(rows);
     int printed = 0;
@@ -37,12 +48,12 @@ void mmp_report_print_text(FILE *out, const mmp_run *run)
         if (!printed++) fprintf(out, "\nFailures:\n");
         char reasons[512];
         mmp_reason_format(reasons, sizeof reasons, c->reasons);
-        fprintf(out, "  %-5s %s  [%s]", mmp_verdict_name(c->verdict), c->id, reasons);
+        fprintf(out, "  %-5s %s  [%s]", mmp_verdict_name(c->verdict), clean(c1, sizeof c1, c->id), reasons);
         if (c->verdict == MMP_VERDICT_FAIL && c->metrics.worst_i >= 0)
             fprintf(out, "  err/bound %.3g at (%" PRId64 ",%" PRId64 ")", c->metrics.max_ratio_det,
                     c->metrics.worst_i, c->metrics.worst_j);
         fprintf(out, "\n");
-        if (c->message[0]) fprintf(out, "        %s\n", c->message);
+        if (c->message[0]) fprintf(out, "        %s\n", clean(c2, sizeof c2, c->message));
     }
     int64_t counts[MMP_VERDICT_COUNT_];
     mmp_report_counts(run, counts);

@@ -54,9 +54,10 @@ mmp_status mmp_run_set_probes(mmp_run *run, const char *text)
     mmp_json *v;
     MMP_TRY(mmp_json_parse(&v, text, strlen(text), "probe results"));
     int is_obj = v->type == MMP_JSON_OBJECT;
+    size_t off = v->src_off, len = v->src_len;     /* the object without surrounding blanks */
     mmp_json_free(v);
     if (!is_obj) return MMP_ERR(MMP_STATUS_INVALID, "probe results must be a JSON object");
-    run->probes_json = strdup(text);
+    run->probes_json = strndup(text + off, len);
     return run->probes_json ? MMP_STATUS_OK : MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
 }
 

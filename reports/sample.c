@@ -130,44 +130,53 @@ static mmp_status run_case(mmp_case_result *r, const sim *s, int64_t m, int64_t 
     return MMP_STATUS_OK;
 }
 
-/* Fragment layouts from the PTX ISA tables for mma.m16n8k16 (16-bit A, f32 C/D). */
-static void layout_json(FILE *f, const char *name, int rows, int cols, int is_a)
+/* A fragment from the PTX ISA tables for mma.m16n8k16 (16-bit A, f32 C/D), in the shape
+ * probes/layout_print.c writes: owner[row][col] = lane, reg[row][col] = register. */
+static void fragment_json(FILE *f, const char *name, int rows, int cols, int is_a)
 {
-    fprintf(f, "{\"name\":\"%s\",\"note\":\"from the PTX ISA fragment tables (sample, not measured)\","
-               "\"rows\":%d,\"cols\":%d,\"lane\":[", name, rows, cols);
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < cols; c++)
-            fprintf(f, "%s%d", r || c ? "," : "", (r % 8) * 4 + (c % 8) / 2);
-    fputs("],\"reg\":[", f);
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < cols; c++) {
-            int reg = is_a ? ((c >= 8 ? 4 : 0) + (r >= 8 ? 2 : 0)) / 2 : (r >= 8 ? 2 : 0) + (c & 1);
-            fprintf(f, "%s%d", r || c ? "," : "", reg);
+    fprintf(f, "{\"name\":\"%s\",\"rows\":%d,\"cols\":%d,\"documented\":true,\"differences\":0,\"diffs\":[]", name,
+            rows, cols);
+    for (int pass = 0; pass < 2; pass++) {
+        fprintf(f, ",\"%s\":[", pass ? "reg" : "owner");
+        for (int r = 0; r < rows; r++) {
+            fputs(r ? ",[" : "[", f);
+            for (int c = 0; c < cols; c++) {
+                int lane = (r % 8) * 4 + (c % 8) / 2;
+                int reg = is_a ? ((c >= 8 ? 4 : 0) + (r >= 8 ? 2 : 0)) / 2 : (r >= 8 ? 2 : 0) + (c & 1);
+                fprintf(f, "%s%d", c ? "," : "", pass ? reg : lane);
+            }
+            fputc(']', f);
         }
-    fputs("]}", f);
-}
-
-/* Banks hit by lanes 0..7 of an ldmatrix (16 B per row address), row stride 128 B. */
-static void bank_json(FILE *f, const char *name, int swizzle)
-{
-    int lanes[32][8], depth[32] = {0};
-    for (int l = 0; l < 8; l++) {
-        int chunk = swizzle ? (0 ^ (l % 8)) : 0;           /* 16-byte chunk within the 128-byte row */
-        long addr = (long)l * 128 + chunk * 16;
-        for (int w = 0; w < 4; w++) {
-            int bank = (int)((addr / 4 + w) % 32);
-            lanes[bank][depth[bank]++] = l;
-        }
-    }
-    int wf = 0;
-    for (int b = 0; b < 32; b++) if (depth[b] > wf) wf = depth[b];
-    fprintf(f, "{\"name\":\"%s\",\"wavefronts\":%d,\"ideal\":1,\"banks\":[", name, wf);
-    for (int b = 0; b < 32; b++) {
-        fputs(b ? ",[" : "[", f);
-        for (int d = 0; d < depth[b]; d++) fprintf(f, "%s%d", d ? "," : "", lanes[b][d]);
         fputc(']', f);
     }
-    fputs("]}", f);
+    fputc('}', f);
+}
+
+/* ldmatrix.x4 of a 16x16 16-bit A tile whose rows are 128 B apart: 4 phases (one per 8x8
+ * matrix) of 8 row addresses of 16 B; with swizzle the 16-byte chunk index is XORed with the
+ * row. Words per bank summed over the phases, as probes/memory.c counts them. */
+static void bank_json(FILE *f, const char *name, int swizzle)
+{
+    int words[32] = {0}, wavefronts = 0, worst = 0;
+    for (int m = 0; m < 4; m++) {
+        int in_phase[32] = {0}, ways = 0;
+        for (int l = 0; l < 8; l++) {
+            int row = l + (m & 1) * 8, chunk = m >> 1;
+            if (swizzle) chunk ^= row % 8;
+            long addr = (long)row * 128 + chunk * 16;
+            for (int w = 0; w < 4; w++) in_phase[(addr / 4 + w) % 32]++;
+        }
+        for (int b = 0; b < 32; b++) {
+            words[b] += in_phase[b];
+            if (in_phase[b] > ways) ways = in_phase[b];
+        }
+        wavefronts += ways;
+        if (ways > worst) worst = ways;
+    }
+    fprintf(f, "{\"analysis\":{\"kernel\":\"%s\",\"smem_wavefronts\":%d,\"smem_ideal\":4,\"worst_ways\":%d,"
+               "\"worst_label\":\"A ldmatrix.x4\",\"gmem_efficiency\":1,\"bank_words\":[", name, wavefronts, worst);
+    for (int b = 0; b < 32; b++) fprintf(f, "%s%d", b ? "," : "", words[b]);
+    fputs("]}}", f);
 }
 
 static mmp_status sample_probes(mmp_run *run)
@@ -176,15 +185,18 @@ static mmp_status sample_probes(mmp_run *run)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
-    fputs("{\"layout\":[", f);
-    layout_json(f, "mma.m16n8k16 A (bf16, 16x16)", 16, 16, 1);
+    fputs("{\"layout\":{\"schema\":1,\"gpu\":\"sample\",\"mode\":\"from the PTX ISA tables (sample, not measured)\","
+          "\"captures\":[{\"id\":\"mma.m16n8k16.bf16\",\"kind\":\"mma\","
+          "\"instruction\":\"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32\",\"verdict\":\"documented (sample)\","
+          "\"fragments\":[", f);
+    fragment_json(f, "A (bf16, 16x16)", 16, 16, 1);
     fputc(',', f);
-    layout_json(f, "mma.m16n8k16 C/D (f32, 16x8)", 16, 8, 0);
-    fputs("],\"memory\":[", f);
-    bank_json(f, "A ldmatrix phase 0, rows 128 B apart, no swizzle", 0);
+    fragment_json(f, "C/D (f32, 16x8)", 16, 8, 0);
+    fputs("]}]},\"memory\":{\"method\":\"model (sample)\",\"kernels\":[", f);
+    bank_json(f, "sample: A tile, rows 128 B apart, no swizzle", 0);
     fputc(',', f);
-    bank_json(f, "A ldmatrix phase 0, 16-byte chunks XOR-swizzled by row", 1);
-    fputs("],\"arithmetic\":{\"note\":\"not part of this sample\"}}", f);
+    bank_json(f, "sample: A tile, 16-byte chunks XOR-swizzled by row", 1);
+    fputs("]},\"arith\":{\"note\":\"not part of this sample\"}}", f);
     fclose(f);
     mmp_status st = mmp_run_set_probes(run, buf);
     free(buf);

@@ -150,13 +150,19 @@ void mmp_svg_loglog(FILE *out, const mmp_svg_series *s, size_t n_series, const c
     const double W = 560, H = 300, L = 64, T = 12, R = 190, B = 44;
     double pw = W - L - R, ph = H - T - B;
     fprintf(out, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" role=\"img\">\n", W, H);
-    for (double e = lx0; e <= lx1; e++) {
+    /* at most ~8 labelled decades per axis */
+    double sx = ceil((lx1 - lx0) / 8), sy = ceil((ly1 - ly0) / 8);
+    lx0 = floor(lx0 / sx) * sx;
+    ly0 = floor(ly0 / sy) * sy;
+    lx1 = lx0 + ceil((lx1 - lx0) / sx) * sx;
+    ly1 = ly0 + ceil((ly1 - ly0) / sy) * sy;
+    for (double e = lx0; e <= lx1; e += sx) {
         double x = L + pw * (e - lx0) / (lx1 - lx0);
         fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e5e5\"/>"
                      "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">10<tspan dy=\"-5\" font-size=\"8\">%.0f</tspan></text>\n",
                 x, x, T, T + ph, x, T + ph + 16, e);
     }
-    for (double e = ly0; e <= ly1; e++) {
+    for (double e = ly0; e <= ly1; e += sy) {
         double y = T + ph - ph * (e - ly0) / (ly1 - ly0);
         fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e5e5\"/>"
                      "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">10<tspan dy=\"-5\" font-size=\"8\">%.0f</tspan></text>\n",
@@ -185,6 +191,15 @@ void mmp_svg_loglog(FILE *out, const mmp_svg_series *s, size_t n_series, const c
     fprintf(out, "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"#c0392b\" stroke-width=\"2.5\"/>"
                  "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">FAIL</text>\n",
             L + pw + 12, T + 10 + 18 * (double)n_series, L + pw + 26, T + 18 + 18 * (double)n_series);
+    size_t hidden = 0;
+    for (size_t k = 0; k < n_series; k++)
+        for (size_t i = 0; i < s[k].n; i++)
+            hidden += !(s[k].x[i] > 0 && s[k].y[i] > 0 && isfinite(s[k].x[i]) && isfinite(s[k].y[i]));
+    if (hidden)
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%zu point%s at 0 or</text><text x=\"%.1f\" y=\"%.1f\" "
+                     "class=\"tick\">not finite: not shown</text>\n",
+                L + pw + 12, T + 42 + 18 * (double)n_series, hidden, hidden == 1 ? "" : "s", L + pw + 12,
+                T + 56 + 18 * (double)n_series);
     fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"ax\" text-anchor=\"middle\">", L + pw / 2, H - 6);
     mmp_xml_escape(out, xlabel);
     fprintf(out, "</text><text x=\"14\" y=\"%.1f\" class=\"ax\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.1f)\">",

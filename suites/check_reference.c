@@ -172,10 +172,11 @@ enum { N_COMBOS = sizeof combos / sizeof combos[0] };
 static void agree_kind(int combo, gen_kind kind, const char *name)
 {
     rs = mmp_check_seed * 2654435761u + (uint64_t)combo * 97 + (uint64_t)kind * 13 + 1;
-    static const double alphas[] = {1.0, -0.75, 3.0}, betas[] = {0.0, 1.0, -0.5};
-    for (int v = 0; v < 3; v++) {
+    static const double alphas[] = {1.0, -0.75, 3.0, 1.0}, betas[] = {0.0, 1.0, -0.5, 0.0};
+    for (int v = 0; v < 4; v++) {
         prob p;
         int64_t m = 6 + (int64_t)(rnd64() % 7) * 2, n = 4 + (int64_t)(rnd64() % 12) * 2, k = 2 + (int64_t)(rnd64() % 40) * 2;
+        if (v == 3) k = 130 + (int64_t)(rnd64() % 136) * 2;   /* longer dot products */
         prob_make(&p, combos[combo].a, combos[combo].b, combos[combo].c, combos[combo].d, m, n, k,
                   (int)(rnd64() % 8), (int)(rnd64() % 2), alphas[v], betas[v], kind);
         char what[160];
@@ -269,6 +270,39 @@ START_TEST(known_answers)
 }
 END_TEST
 
+/* Remainders of A and B at the same k: the certified path's rA B + A rB - rA rB must count the
+ * tiny product once. The row max 1 puts x = 3 2^-60 below the first slice's grid. */
+START_TEST(remainders_meet)
+{
+    float a[8] = {1, 0, 0, 0, 0, 0x3p-60f, 0, 0}, b[8] = {0, 1, 0, 0, 0, 0x5p-60f, 0, 0};
+    prob p = {.a = a, .b = b, .c = NULL};
+    mmp_gemm_init(&p.g, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 1, 1, 8);
+    for (int path = 0; path < 2; path++) {
+        mmp_ref_result r;
+        run_path(&r, &p, path ? MMP_REF_PATH_CERTIFIED : MMP_REF_PATH_MPFR, 0);
+        ck_assert_msg(r.d64[0] == 0xfp-120, "%a", r.d64[0]);
+        if (path) ck_assert_int_eq(r.n_mpfr, 0);
+        mmp_ref_result_clear(&r);
+    }
+}
+END_TEST
+
+/* Long dot products (K = 1500: 21-bit slices), fp64 (4 slices computed) and wide fp32. */
+START_TEST(long_k)
+{
+    rs = mmp_check_seed + 29;
+    prob p;
+    prob_make(&p, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_BF16, 6, 8, 1500, 5, 1,
+              1.0, 0.0, GEN_RANDOM);
+    agree(&p, "fp64 random K=1500");
+    prob_free(&p);
+    prob_make(&p, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP16, 8, 6, 1500, 2, 0,
+              -1.0, 1.0, GEN_WIDE);
+    agree(&p, "fp32 wide K=1500");
+    prob_free(&p);
+}
+END_TEST
+
 /* ---- integers ---- */
 
 START_TEST(integer_exact_and_overflow)
@@ -323,8 +357,10 @@ START_TEST(certified_rarely_needs_mpfr)
     /* half an fp16 ulp is 2^30 binary64 ulps: ties are hopeless to hit; binary64 decisions fail
      * with probability ~ (bound / half-ulp), and the bound is 0 for these inputs. */
     ck_assert_msg(r.n_mpfr <= 64 * 64 / 100, "n_mpfr %lld", (long long)r.n_mpfr);
-    ck_assert_int_eq(r.slices_a, 3);
+    ck_assert_int_eq(r.slices_a, 2);   /* beta 22: 3 slices computed, 2 x 2 pairs used */
+    ck_assert_int_eq(r.n_gemms, 4);
     mmp_ref_result_clear(&r);
+    agree(&p, "fp32 64x64x256");
     prob_free(&p);
 }
 END_TEST
@@ -411,6 +447,8 @@ static Suite *reference_suite(void)
     suite_add_tcase(s, t);
     TCase *k = tcase_create("known answers");
     tcase_add_test(k, known_answers);
+    tcase_add_test(k, remainders_meet);
+    tcase_add_test(k, long_k);
     tcase_add_test(k, integer_exact_and_overflow);
     tcase_add_test(k, certified_rarely_needs_mpfr);
     tcase_add_test(k, absbound_is_an_upper_bound);

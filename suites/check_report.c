@@ -377,6 +377,7 @@ START_TEST(html_well_formed_with_heatmap)
     ck_assert(strstr(h, "aria-label=\"error heatmap\""));
     ck_assert(strstr(h, "mma_sync_m16n8k16_v3_planted/bf16.bf16.f32/128x128x512/uniform/s7"));
     ck_assert(!strstr(h, "<wgmma") && strstr(h, "&lt;wgmma_m64n128k16_v2&gt;"));
+    ck_assert(strstr(h, "rows &#8801; 3 (mod 16), every column"));     /* the planted pattern, named */
     ck_assert(strstr(h, "Fragment layouts") && strstr(h, "bank maps") && strstr(h, "Error vs K"));
     /* the heatmap's over-bound colour (#a50026 end of the orange-red ramp) appears in stripes */
     ck_assert(count(h, "fill=\"#a") > 64);
@@ -392,11 +393,14 @@ START_TEST(html_well_formed_with_heatmap)
     }
     free(h);
     /* robust to probe members it does not know or that are malformed */
-    ck_assert_int_eq(mmp_run_set_probes(&run, "{\"layout\":[{\"name\":\"<x>\"},3,{\"rows\":2,\"cols\":2,\"lane\":[0,1]}],"
-                                              "\"memory\":[{\"banks\":\"no\"},{\"banks\":[[1,\"x\"],5]}],\"other\":{\"a\":\"</pre>\"},"
-                                              "\"layout2\":null}"), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_run_set_probes(&run, "{\"layout\":{\"captures\":[{\"id\":\"<x>\",\"fragments\":[{\"name\":1},3,"
+                                              "{\"rows\":2,\"cols\":2,\"owner\":[[0],\"x\"],\"diffs\":[{\"row\":9}]}]},7]},"
+                                              "\"memory\":{\"kernels\":[{\"analysis\":{\"bank_words\":\"no\"}},{\"analysis\":"
+                                              "{\"bank_words\":[1,\"x\",-5,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}},5]},"
+                                              "\"other\":{\"a\":\"</pre>\"},\"arith\":null}"), MMP_STATUS_OK);
     h = render(&run, MMP_REPORT_HTML, &len);
-    ck_assert(strstr(h, "a layout entry without") && strstr(h, "&lt;/pre&gt;"));
+    ck_assert(strstr(h, "a fragment without rows") && strstr(h, "without 32") && strstr(h, "&lt;/pre&gt;"));
+    ck_assert(strstr(h, "&lt;x&gt;"));
     free(h);
     ck_assert_int_eq(mmp_run_set_probes(&run, "[1]"), MMP_STATUS_INVALID);
     ck_assert_int_eq(mmp_run_set_probes(&run, "{oops"), MMP_STATUS_PARSE);
@@ -457,6 +461,44 @@ START_TEST(cli_report_exit_codes)
 }
 END_TEST
 
+/* Inputs the fuzzer found (reports/fuzz-regress/): each still reads or fails cleanly; what
+ * reads round-trips, renders in every format, and merges as documented. */
+START_TEST(fuzz_regressions)
+{
+    static const char *const files[] = {"merge-duplicate-id-different-results.json",
+                                        "merge-newer-minor-with-rewrite.json"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/reports/fuzz-regress/%s", MMP_SOURCE_DIR, files[i]);
+        char *text;
+        size_t len;
+        ck_assert_int_eq(mmp_json_slurp(&text, &len, path), MMP_STATUS_OK);
+        mmp_run run, again;
+        mmp_run_init(&run);
+        mmp_run_init(&again);
+        ck_assert_msg(mmp_report_read_json_text(&run, text, len, files[i]) == MMP_STATUS_OK, "%s", mmp_error_last());
+        size_t n1, n2, rl;
+        char *w1 = to_mem(&run, &n1);
+        ck_assert_int_eq(mmp_report_read_json_text(&again, w1, n1, "again"), MMP_STATUS_OK);
+        char *w2 = to_mem(&again, &n2);
+        ck_assert(n1 == n2 && memcmp(w1, w2, n1) == 0);
+        for (int f = 0; f < MMP_REPORT_FORMAT_COUNT_; f++) free(render(&run, (mmp_report_format)f, &rl));
+        const mmp_run *two[2] = {&run, &again};
+        const char *names[2] = {"orig", "rewritten"};
+        mmp_run merged;
+        mmp_run_init(&merged);
+        mmp_status st = mmp_report_merge(&merged, two, names, 2);
+        ck_assert_int_eq(st, MMP_STATUS_INVALID);
+        if (i == 0) ck_assert(strstr(mmp_error_last(), "with different results"));
+        else ck_assert(strstr(mmp_error_last(), "(schema 1.1) with rewritten (schema 1.0)"));
+        mmp_run_clear(&merged);
+        free(w1); free(w2); free(text);
+        mmp_run_clear(&run);
+        mmp_run_clear(&again);
+    }
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
@@ -469,6 +511,7 @@ static Suite *report_suite(void)
     tcase_add_loop_test(t, malformed_is_parse_error, 0, (int)(sizeof bad_docs / sizeof bad_docs[0]));
     tcase_add_test(t, deep_nesting_and_positions);
     tcase_add_test(t, parser_decodes);
+    tcase_add_test(t, fuzz_regressions);
     suite_add_tcase(s, t);
     TCase *r = tcase_create("render");
     tcase_set_timeout(r, 60);

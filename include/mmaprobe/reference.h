@@ -26,6 +26,9 @@
  * Integer A and B (int8/uint8/int4/uint4/int32) with integer alpha, beta (|.| <= 2^31) and an
  * integer C (or beta = 0): r.i64 holds the exact D in int64 (r.is_integer = 1) and
  * r.n_int32_overflow counts elements whose exact D lies outside int32 (a fact, not an error).
+ * Both certified paths compute integers on the host (one exact DGEMM, or an int128 loop).
+ * Speed: OpenBLAS chooses its kernels from the CPU model; on VMs hiding it, set
+ * OPENBLAS_CORETYPE (e.g. SkylakeX, Haswell) or it runs SSE3 kernels (bench_reference.sh).
  *
  * Special values follow MPFR on the exact expression: any NaN product (NaN input, 0 * Inf)
  * gives NaN; +Inf and -Inf products give NaN; one sign of Inf gives that Inf; alpha * Inf with
@@ -50,7 +53,7 @@ typedef enum mmp_ref_path {
 } mmp_ref_path;
 
 typedef struct mmp_ref_options {
-    int threads;          /* host threads; 0 = every online CPU */
+    int threads;          /* host threads; 0 = every online CPU (> 0 also sets OpenBLAS's) */
     mmp_ref_path path;
     int force_mpfr;       /* certified paths: send every element to MPFR (testing) */
     int want_absbound;    /* fill r->absbound */

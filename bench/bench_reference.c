@@ -1,0 +1,242 @@
+/* bench_reference.c — the reference GEMM against its anchors (issue 2 "Done when", issue 8).
+ *
+ * Build: cmake --build build --target bench_reference
+ * Run:   build/bench_reference [--sizes 256,1024,2048] [--a fp32 --b fp32 --d fp32]
+ *                              [--threads T] [--mpfr-full-max N] [--mpfr-rows R]
+ *                              [--gpu] [--sample S] [--naive-size N] [--seed S]
+ *   For each size n (an n x n x n GEMM of uniform random values in [-1, 1]):
+ *   1. the certified path (CPU, or --gpu: the device path, timed against cuBLAS DGEMM at the
+ *      same size in the same process), with its stage times and n_mpfr;
+ *   2. the naive MPFR reference: the whole product when n <= --mpfr-full-max, else its first
+ *      R rows, extrapolated linearly to n rows (said so in the output); every element it
+ *      computed is compared bit for bit with the certified result;
+ *   3. --sample S: S random elements checked against pure MPFR (mmp_ref_element, threaded);
+ *   4. --naive-size N: the naive MPFR triple loop timed at N^3 on all threads and extrapolated
+ *      to n^3 (cost scales as the number of multiply-adds);
+ *   5. --compare-cpu (with --gpu): the CPU certified path too, every element compared bit for
+ *      bit with the device path. --alpha A --beta B (C random in the output format) and
+ *      --col (A and B column-major) vary the problem.
+ * Exit status: 0, 1 when any disagreement was found, 2 usage, 3 environment.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmaprobe/cli.h"
+#include "mmaprobe/reference.h"
+#include "reference/ref_internal.h"
+
+static uint64_t rs = 88172645463325252ull;
+static double urand(void)
+{
+    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+    return (double)(rs >> 11) * 0x1p-52 - 1.0;
+}
+
+static void *make(mmp_format f, int64_t rows, int64_t cols)
+{
+    size_t cnt = (size_t)rows * cols;
+    void *p = malloc(mmp_format_bytes(f, cnt));
+    if (!p) return NULL;
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    for (size_t i = 0; i < cnt; i++) {
+        double x = urand();
+        if (f == MMP_FORMAT_FP32) { ((float *)p)[i] = (float)x; continue; }     /* RN, as store */
+        if (f == MMP_FORMAT_FP64) { ((double *)p)[i] = x; continue; }
+        if (!fi->is_float) x = floor(x * (fi->max_finite + 1));
+        mmp_format_store(p, i, x, f, MMP_ROUND_NEAREST_EVEN, 1);
+    }
+    return p;
+}
+
+static int same(double x, double y) { return (isnan(x) && isnan(y)) || memcmp(&x, &y, 8) == 0; }
+
+typedef struct {
+    const void *a, *b, *c;
+    const mmp_gemm *g;
+    const mmp_ref_result *r;
+    const int64_t *idx;
+    int64_t bad[256];
+} sample_job;
+
+static void sample_range(void *ctx, int64_t b, int64_t e, int tid)
+{
+    sample_job *j = ctx;
+    for (int64_t t = b; t < e; t++) {
+        int64_t x = j->idx[t], i = x / j->g->n, c = x % j->g->n;
+        double d64, dout;
+        if (mmp_ref_element(&d64, &dout, j->a, j->b, j->c, j->g, i, c) != MMP_STATUS_OK ||
+            !same(d64, j->r->d64[x]) || !same(dout, j->r->dout[x]))
+            j->bad[tid]++;
+    }
+}
+
+static int64_t parse_list(int64_t *out, int max, const char *s)
+{
+    int n = 0;
+    while (*s && n < max) {
+        out[n++] = strtoll(s, (char **)&s, 10);
+        if (*s == ',') s++;
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    int64_t sizes[16] = {256, 1024, 2048};
+    int nsizes = 3, threads = 0, gpu = 0, compare_cpu = 0, col = 0;
+    double alpha = 1.0, beta = 0.0;
+    int64_t full_max = 256, mpfr_rows = 16, sample = 0, naive_size = 0;
+    mmp_format fa = MMP_FORMAT_FP32, fb = MMP_FORMAT_FP32, fd = MMP_FORMAT_FP32;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        mmp_status st = MMP_STATUS_OK;
+        if (!strcmp(argv[i], "--gpu")) { gpu = 1; continue; }
+        if (!strcmp(argv[i], "--compare-cpu")) { compare_cpu = 1; continue; }
+        if (!strcmp(argv[i], "--col")) { col = 1; continue; }
+        if (!v) { fprintf(stderr, "bench_reference: %s needs a value\n", argv[i]); return 2; }
+        if (!strcmp(argv[i], "--sizes")) nsizes = (int)parse_list(sizes, 16, v);
+        else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
+        else if (!strcmp(argv[i], "--mpfr-full-max")) full_max = atoll(v);
+        else if (!strcmp(argv[i], "--mpfr-rows")) mpfr_rows = atoll(v);
+        else if (!strcmp(argv[i], "--sample")) sample = atoll(v);
+        else if (!strcmp(argv[i], "--naive-size")) naive_size = atoll(v);
+        else if (!strcmp(argv[i], "--seed")) rs = strtoull(v, NULL, 10) | 1;
+        else if (!strcmp(argv[i], "--alpha")) alpha = atof(v);
+        else if (!strcmp(argv[i], "--beta")) beta = atof(v);
+        else if (!strcmp(argv[i], "--a")) st = mmp_format_from_name(&fa, v);
+        else if (!strcmp(argv[i], "--b")) st = mmp_format_from_name(&fb, v);
+        else if (!strcmp(argv[i], "--d")) st = mmp_format_from_name(&fd, v);
+        else { fprintf(stderr, "bench_reference: unknown option %s (see the top of bench/bench_reference.c)\n", argv[i]); return 2; }
+        if (st != MMP_STATUS_OK) { fprintf(stderr, "bench_reference: %s\n", mmp_error_last()); return 2; }
+        i++;
+    }
+    uint64_t seed = rs;
+    mmp_env env;
+    mmp_env_capture(&env, -1, seed, argc, argv);   /* queries CUDA in a child process */
+    mmp_env_print(stdout, &env, "# ");
+    int nthreads = ref_threads(threads);
+    printf("# bench_reference: %s x %s -> %s, host threads %d, seed %" PRIu64 "\n", mmp_format_name(fa),
+           mmp_format_name(fb), mmp_format_name(fd), nthreads, seed);
+    int64_t disagreements = 0;
+    for (int s = 0; s < nsizes; s++) {
+        int64_t n = sizes[s];
+        mmp_gemm g;
+        mmp_gemm_init(&g, fa, fb, fd, fd, n, n, n);
+        g.alpha = alpha; g.beta = beta;
+        if (col) { g.la = g.lb = MMP_LAYOUT_COL; }
+        void *a = make(fa, n, n), *b = make(fb, n, n), *c = beta != 0.0 ? make(fd, n, n) : NULL;
+        if (!a || !b || (beta != 0.0 && !c)) { fprintf(stderr, "bench_reference: out of memory at %lld\n", (long long)n); return 3; }
+        printf("\n## %lld x %lld x %lld\n", (long long)n, (long long)n, (long long)n);
+        mmp_ref_options o;
+        mmp_ref_options_init(&o);
+        o.threads = threads;
+        o.path = gpu ? MMP_REF_PATH_CUDA : MMP_REF_PATH_CERTIFIED;
+        mmp_ref_result r;
+        mmp_ref_result_init(&r);
+        mmp_status st = mmp_ref_gemm(&r, a, b, c, &g, &o);
+        if (st != MMP_STATUS_OK) {
+            printf("certified %s: FAILED: %s\n", gpu ? "gpu" : "cpu", mmp_error_last());
+            free(a); free(b); free(c);
+            return mmp_status_exit_code(st);
+        }
+        printf("certified %s: %.3f s (convert %.3f, gemm %.3f, combine+decide %.3f, mpfr %.3f); "
+               "n_mpfr %lld of %lld; slices %dx%d of %d bits, %lld DGEMMs\n",
+               gpu ? "gpu" : "cpu", r.time.total_s, r.time.convert_s, r.time.gemm_s, r.time.combine_s,
+               r.time.mpfr_s, (long long)r.n_mpfr, (long long)(n * n), r.slices_a, r.slices_b, r.slice_bits,
+               (long long)r.n_gemms);
+        if (gpu) {
+            double t_dgemm = 0;
+            if (ref_cuda_time_dgemm(&t_dgemm, n, n, n, 0) == MMP_STATUS_OK)
+                printf("cublas dgemm: %.4f s (best of 3); certified gpu / dgemm = %.1fx\n", t_dgemm,
+                       r.time.total_s / t_dgemm);
+            else
+                printf("cublas dgemm: FAILED: %s\n", mmp_error_last());
+        }
+        if (gpu && compare_cpu) {
+            mmp_ref_options oc = o;
+            oc.path = MMP_REF_PATH_CERTIFIED;
+            mmp_ref_result rc;
+            mmp_ref_result_init(&rc);
+            if (mmp_ref_gemm(&rc, a, b, c, &g, &oc) == MMP_STATUS_OK) {
+                int64_t bad = 0;
+                for (int64_t x = 0; x < n * n; x++)
+                    bad += !same(rc.d64[x], r.d64[x]) || !same(rc.dout[x], r.dout[x]);
+                disagreements += bad;
+                printf("compared with the certified cpu path (%.3f s, n_mpfr %lld): %lld elements, %lld disagreements\n",
+                       rc.time.total_s, (long long)rc.n_mpfr, (long long)(n * n), (long long)bad);
+            } else {
+                printf("certified cpu: FAILED: %s\n", mmp_error_last());
+            }
+            mmp_ref_result_clear(&rc);
+        }
+        /* the naive anchor: full, or the first rows extrapolated */
+        int64_t rows = n <= full_max ? n : (mpfr_rows < n ? mpfr_rows : n);
+        if (rows > 0) {
+            mmp_gemm gs = g;
+            gs.m = rows;
+            mmp_ref_options om = o;
+            om.path = MMP_REF_PATH_MPFR;
+            mmp_ref_result rm;
+            mmp_ref_result_init(&rm);
+            if (mmp_ref_gemm(&rm, a, b, c, &gs, &om) == MMP_STATUS_OK) {
+                int64_t bad = 0;
+                for (int64_t x = 0; x < rows * n; x++)
+                    bad += !same(rm.d64[x], r.d64[x]) || !same(rm.dout[x], r.dout[x]);
+                disagreements += bad;
+                double t = rm.time.total_s, full = t * (double)n / (double)rows;
+                double per = rm.time.mpfr_s * nthreads / ((double)rows * n * n) * 1e9;
+                printf("naive mpfr: %s%lld of %lld rows in %.3f s%s; %.0f ns per multiply-add per core; "
+                       "certified is %.0fx faster\n", rows < n ? "" : "all ", (long long)rows, (long long)n, t,
+                       rows < n ? " -> extrapolated to all rows" : "", per, full / r.time.total_s);
+                if (rows < n) printf("naive mpfr extrapolated: %.1f s\n", full);
+                printf("compared with mpfr: %lld elements, %lld disagreements\n", (long long)(rows * n),
+                       (long long)bad);
+            }
+            mmp_ref_result_clear(&rm);
+        }
+        if (sample > 0) {
+            int64_t *idx = malloc((size_t)sample * sizeof(int64_t));
+            for (int64_t t = 0; t < sample; t++) idx[t] = (int64_t)((urand() + 1.0) * 0.5 * (double)(n * n)) % (n * n);
+            sample_job j = {a, b, c, &g, &r, idx, {0}};
+            double t0 = ref_now();
+            ref_parallel(nthreads > 256 ? 256 : nthreads, sample, 4, sample_range, &j);
+            int64_t bad = 0;
+            for (int t = 0; t < 256; t++) bad += j.bad[t];
+            disagreements += bad;
+            printf("sampled vs pure mpfr: %lld random elements, %lld disagreements (%.1f s)\n",
+                   (long long)sample, (long long)bad, ref_now() - t0);
+            free(idx);
+        }
+        mmp_ref_result_clear(&r);
+        free(a); free(b); free(c);
+    }
+    if (naive_size > 0) {
+        int64_t m = naive_size;
+        mmp_gemm g;
+        mmp_gemm_init(&g, fa, fb, fd, fd, m, m, m);
+        void *a = make(fa, m, m), *b = make(fb, m, m);
+        mmp_ref_options o;
+        mmp_ref_options_init(&o);
+        o.threads = threads;
+        o.path = MMP_REF_PATH_MPFR;
+        mmp_ref_result r;
+        mmp_ref_result_init(&r);
+        if (a && b && mmp_ref_gemm(&r, a, b, NULL, &g, &o) == MMP_STATUS_OK) {
+            double macs = (double)m * m * m;
+            printf("\nnaive mpfr triple loop: %lld^3 in %.2f s on %d threads (%.0f ns per multiply-add "
+                   "per core)\n", (long long)m, r.time.mpfr_s, nthreads, r.time.mpfr_s * nthreads / macs * 1e9);
+            for (int s = 0; s < nsizes; s++) {
+                double big = (double)sizes[s] * sizes[s] * sizes[s];
+                printf("naive mpfr extrapolated to %lld^3: %.0f s (%.2f h) on %d threads\n", (long long)sizes[s],
+                       r.time.mpfr_s * big / macs, r.time.mpfr_s * big / macs / 3600, nthreads);
+            }
+        }
+        mmp_ref_result_clear(&r);
+        free(a); free(b);
+    }
+    printf("\n# disagreements: %lld\n", (long long)disagreements);
+    return disagreements ? 1 : 0;
+}

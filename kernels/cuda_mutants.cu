@@ -1,0 +1,170 @@
+/* cuda_mutants.cu — family `cuda_mutants`: a correct tiled shared-memory GEMM and deliberately
+ * broken copies of it. The harness must catch every mutant, with the right reason
+ * (suites/check_gpu_mutants.c holds the expected reason of each; the device script checks them
+ * on the H200). Never in the default kernel list: `mmaprobe validate --mutants`.
+ *
+ * Build: part of libmmp. Run:
+ *   build/mmaprobe validate --mutants --suite kernels/cuda_mutants.suite --timeout 10
+ *
+ * All share one descriptor shape: fp16 A, B (row-major), fp32 C, D (row-major), fp32
+ * accumulator, alpha/beta, any M, N, K, any leading dimensions, deterministic.
+ *
+ * Version 1 is cuda_mut_base: 16 x 16 tiles of A and B staged in shared memory, a barrier after
+ *   the loads and after the products, fp32 fma accumulation (fp16 products are exact in fp32),
+ *   bounds-checked loads and stores. It must PASS: it is the control.
+ * The mutants, each one change to version 1 (template parameter MUT):
+ *   drop_k_tile      the K loop stops one tile early (the last K tile is never added)
+ *   edge_unwritten   the grid is M/16 x N/16 rounded down: partial edge tiles never written
+ *   swap             in tile (0, 0), elements (0, 1) and (1, 0) trade places on the store
+ *   no_sync          both __syncthreads() removed: warps read shared tiles others still write
+ *   past_tile        the thread of D(M-1, N-1) also writes D(M-1, N): one past the row's end
+ *   fp16_acc         accumulates in fp16 (__hfma) behind the declared fp32 accumulator
+ *   nan_clamp        the epilogue clamps to [-FLT_MAX, FLT_MAX] with fmaxf/fminf: NaN -> finite
+ *   wrong_ld         indexes A with K as its leading dimension instead of lda
+ *   scribble         after its products, thread (0, 0) flips the last bit of A[0]
+ *   hang             thread (0, 0) spins on a volatile flag nobody sets (the runner's timeout)
+ *   illegal_address  thread (0, 0) stores through a NULL pointer (sticky CUDA error)
+ */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <float.h>
+#include <stdint.h>
+
+#include "mmaprobe/cuda_check.h"
+#include "mmaprobe/gemm.h"
+#include "mmaprobe/kernel.h"
+#include "mmaprobe/registry.h"
+
+enum {
+    MUT_NONE, MUT_DROP_K_TILE, MUT_EDGE_UNWRITTEN, MUT_SWAP, MUT_NO_SYNC, MUT_PAST_TILE,
+    MUT_FP16_ACC, MUT_NAN_CLAMP, MUT_WRONG_LD, MUT_SCRIBBLE, MUT_HANG, MUT_ILLEGAL_ADDRESS
+};
+
+#define TILE 16
+
+/* Never written by anyone: the hang mutant waits for it. */
+__device__ int mutant_never_set;
+
+struct mut_params {
+    const __half *a, *b;
+    const float *c;
+    float *d;
+    int64_t m, n, k, lda, ldb, ldc, ldd;
+    float alpha, beta;
+    float *null_ptr;              /* NULL, opaque to the compiler (illegal_address) */
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Version 1 and its mutants.                                                                   */
+
+template <int MUT>
+__global__ void tiled_gemm(mut_params p)
+{
+    __shared__ __half as[TILE][TILE];
+    __shared__ __half bs[TILE][TILE];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t row = (int64_t)blockIdx.y * TILE + ty;
+    const int64_t col = (int64_t)blockIdx.x * TILE + tx;
+    const int64_t lda = MUT == MUT_WRONG_LD ? p.k : p.lda;
+    int64_t tiles = (p.k + TILE - 1) / TILE;
+    if (MUT == MUT_DROP_K_TILE) tiles -= 1;
+
+    float acc = 0.0f;
+    __half hacc = __float2half(0.0f);
+    for (int64_t t = 0; t < tiles; t++) {
+        int64_t ka = t * TILE + tx, kb = t * TILE + ty;
+        as[ty][tx] = row < p.m && ka < p.k ? p.a[row * lda + ka] : __float2half(0.0f);
+        bs[ty][tx] = kb < p.k && col < p.n ? p.b[kb * p.ldb + col] : __float2half(0.0f);
+        if (MUT != MUT_NO_SYNC) __syncthreads();
+        for (int kk = 0; kk < TILE; kk++) {
+            if (MUT == MUT_FP16_ACC) hacc = __hfma(as[ty][kk], bs[kk][tx], hacc);
+            else acc = fmaf(__half2float(as[ty][kk]), __half2float(bs[kk][tx]), acc);
+        }
+        if (MUT != MUT_NO_SYNC) __syncthreads();
+    }
+    if (MUT == MUT_FP16_ACC) acc = __half2float(hacc);
+    const bool first = blockIdx.x == 0 && blockIdx.y == 0 && tx == 0 && ty == 0;
+    if (MUT == MUT_HANG && first)
+        while (*(volatile int *)&mutant_never_set == 0) { }
+    if (MUT == MUT_ILLEGAL_ADDRESS && first) *(volatile float *)p.null_ptr = acc;
+    if (MUT == MUT_SCRIBBLE && first) {
+        unsigned short *a0 = (unsigned short *)(uintptr_t)p.a;
+        a0[0] ^= 1u;
+    }
+    if (row >= p.m || col >= p.n) return;
+
+    float r = p.alpha * acc;
+    if (p.beta != 0.0f) r = fmaf(p.beta, p.c[row * p.ldc + col], r);
+    if (MUT == MUT_NAN_CLAMP) r = fminf(fmaxf(r, -FLT_MAX), FLT_MAX);
+    int64_t wr = row, wc = col;
+    if (MUT == MUT_SWAP && blockIdx.x == 0 && blockIdx.y == 0 && p.m >= 2 && p.n >= 2) {
+        if (ty == 0 && tx == 1) { wr = 1; wc = 0; }
+        if (ty == 1 && tx == 0) { wr = 0; wc = 1; }
+    }
+    p.d[wr * p.ldd + wc] = r;
+    if (MUT == MUT_PAST_TILE && row == p.m - 1 && col == p.n - 1) p.d[wr * p.ldd + wc + 1] = r;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Launchers: one signature; the edge mutant's bug is in its grid.                              */
+
+template <int MUT>
+static int mut_launch(const mmp_kernel_args *a)
+{
+    if (a->layout_a != MMP_LAYOUT_ROW || a->layout_b != MMP_LAYOUT_ROW ||
+        a->layout_d != MMP_LAYOUT_ROW || (a->beta != 0.0 && a->layout_c != MMP_LAYOUT_ROW)) {
+        MMP_ERR(MMP_STATUS_UNSUPPORTED, "cuda mutants: row-major A, B, C, D only");
+        return MMP_STATUS_UNSUPPORTED;
+    }
+    mut_params p = {(const __half *)a->a, (const __half *)a->b, (const float *)a->c, (float *)a->d,
+                    a->m, a->n, a->k, a->lda, a->ldb, a->ldc, a->ldd,
+                    (float)a->alpha, (float)a->beta, NULL};
+    int64_t gx = (a->n + TILE - 1) / TILE, gy = (a->m + TILE - 1) / TILE;
+    if (MUT == MUT_EDGE_UNWRITTEN) {
+        gx = a->n / TILE > 0 ? a->n / TILE : 1;
+        gy = a->m / TILE > 0 ? a->m / TILE : 1;
+    }
+    if (gy > 65535) {
+        MMP_ERR(MMP_STATUS_UNSUPPORTED, "cuda mutants: M = %lld is too large", (long long)a->m);
+        return MMP_STATUS_UNSUPPORTED;
+    }
+    tiled_gemm<MUT><<<dim3((unsigned)gx, (unsigned)gy), dim3(TILE, TILE), 0,
+                      (cudaStream_t)a->stream>>>(p);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        MMP_ERR(MMP_STATUS_CUDA, "cuda mutant launch: %s", cudaGetErrorString(e));
+        return MMP_STATUS_CUDA;
+    }
+    return 0;
+}
+
+#define MUT_ROW(nm, mut, what)                                                                 \
+    {.abi_version = MMP_KERNEL_ABI_VERSION, .name = nm, .family = "cuda_mutants",             \
+     .a_format = MMP_FORMAT_FP16, .b_format = MMP_FORMAT_FP16, .c_format = MMP_FORMAT_FP32,   \
+     .d_format = MMP_FORMAT_FP32, .acc_format = MMP_FORMAT_FP32, .mul_format = -1,            \
+     .acc_bits = 0, .layouts_a = MMP_LAYOUTS_ROW, .layouts_b = MMP_LAYOUTS_ROW,               \
+     .layouts_d = MMP_LAYOUTS_ROW, .reads_c = 1, .m_multiple = 1, .n_multiple = 1,            \
+     .k_multiple = 1, .min_cc = 60, .arch_specific = 0, .deterministic = 1,                   \
+     .where = MMP_KERNEL_DEVICE, .workspace_bytes = NULL, .run = mut_launch<mut>,             \
+     .description = what}
+
+static const mmp_kernel_desc mutant_table[] = {
+    MUT_ROW("cuda_mut_base", MUT_NONE, "control: correct 16x16 shared-memory tiled fp16 GEMM"),
+    MUT_ROW("cuda_mut_drop_k_tile", MUT_DROP_K_TILE, "mutant: the last K tile is dropped"),
+    MUT_ROW("cuda_mut_edge_unwritten", MUT_EDGE_UNWRITTEN, "mutant: partial edge tiles never written"),
+    MUT_ROW("cuda_mut_swap", MUT_SWAP, "mutant: two elements of tile (0,0) swapped on the store"),
+    MUT_ROW("cuda_mut_no_sync", MUT_NO_SYNC, "mutant: the __syncthreads() barriers are missing (race)"),
+    MUT_ROW("cuda_mut_past_tile", MUT_PAST_TILE, "mutant: one element written past the end of D's last row"),
+    MUT_ROW("cuda_mut_fp16_acc", MUT_FP16_ACC, "mutant: fp16 accumulation behind a declared fp32 accumulator"),
+    MUT_ROW("cuda_mut_nan_clamp", MUT_NAN_CLAMP, "mutant: the epilogue clamp swallows NaN and Inf"),
+    MUT_ROW("cuda_mut_wrong_ld", MUT_WRONG_LD, "mutant: A indexed with K instead of lda"),
+    MUT_ROW("cuda_mut_scribble", MUT_SCRIBBLE, "mutant: writes to the input A"),
+    MUT_ROW("cuda_mut_hang", MUT_HANG, "mutant: spins forever on a flag nobody sets"),
+    MUT_ROW("cuda_mut_illegal_address", MUT_ILLEGAL_ADDRESS, "mutant: stores through a NULL pointer"),
+};
+
+extern "C" const mmp_kernel_desc *mmp_kernels_cuda_mutants(size_t *count)
+{
+    *count = sizeof mutant_table / sizeof mutant_table[0];
+    return mutant_table;
+}

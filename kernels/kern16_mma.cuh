@@ -1,0 +1,247 @@
+/* kernels/kern16_mma.cuh — the one mma.sync GEMM core behind the fp16_ptx and bf16_mma
+ * families (CUDA C++, included by kernels/fp16_ptx.cu and kernels/bf16_mma.cu only).
+ *
+ * A configuration row of mmp_k16_cfgs[] (kernels/kern16_addr.h) picks the input format, the
+ * accumulator, the warp tile, the pipeline depth, the shared-memory layout, B's layout, the
+ * loader (ldmatrix or manual packing), the mma shape and FP32 promotion. Every address the
+ * kernel computes comes from the kern16_addr.h functions that the memory maps also use.
+ *
+ * Design (seed 004): a CTA computes a bm x bn = 128 x 128 tile of D with 8 warps of 64 x 32 (or
+ * 4 warps of 64 x 64; or 128 x 256 with 8 warps of 64 x 64); K advances in 64-byte slices (32 16-bit or 64 8-bit values) staged by
+ * cp.async in a `stages`-deep ring; each warp reads its fragments with ldmatrix and issues
+ * mma.sync. Edges: out-of-range 16-byte chunks are zero-filled by cp.async (src-size 0) and
+ * stores are bounds-checked, so M (and N for column-major B) may be anything; K and the
+ * leading dimensions must be multiples of one 16-byte chunk (8 16-bit or 16 8-bit values).
+ *
+ *   static int run(const mmp_kernel_args *a) { return mmp_k16_mma_run<bf16_mma_swizzle>(a); }
+ */
+#ifndef MMAPROBE_KERN16_MMA_CUH
+#define MMAPROBE_KERN16_MMA_CUH
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernels/kern16_addr.h"
+#include "kernels/mma_ptx.cuh"
+#include "mmaprobe/gemm.h"
+#include "mmaprobe/kernel.h"
+
+/* A tag type per configuration, named after the kernel so that the SASS function name
+ * (mmp_k16_mma_kernel<bf16_mma_swizzle>) carries the descriptor name (bench/bench_kernels.sh). */
+#define MMP_K16_TAG(tag, idx) struct tag { enum { id = idx }; };
+
+template <class Tag>
+__global__ void __launch_bounds__(mmp_k16_threads(mmp_k16_cfgs[Tag::id]), mmp_k16_cfgs[Tag::id].ctas_per_sm)
+mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B, void *__restrict__ D,
+                   int M, int N, int K, long long lda, long long ldb, long long ldd)
+{
+    static constexpr mmp_k16_cfg C = mmp_k16_cfgs[Tag::id];
+    constexpr int MI = C.wm / 16, NJ = C.wn / 8, KS = mmp_k16_ksteps(C);
+    constexpr int SB = mmp_k16_stage_bytes(C), AB = mmp_k16_a_stage_bytes(C);
+    constexpr int ARB = mmp_k16_a_row_bytes(C), BRB = mmp_k16_b_row_bytes(C);
+    static_assert(C.stages >= 2 && C.stages <= 4, "2- to 4-stage pipelines");
+    static_assert(C.b_kmajor || C.elem_bytes == 2, "ldmatrix .trans needs 16-bit B");
+    static_assert(C.mma_k != 8 || !C.b_kmajor, "the k8 variant reads row-major B");
+
+    extern __shared__ __align__(128) uint8_t smem[];
+    const uint32_t sbase = mmp_k16_smem_u32(smem);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm_off = mmp_k16_wm_off(C, warp), wn_off = mmp_k16_wn_off(C, warp);
+    const long long m0 = (long long)blockIdx.y * C.bm, n0 = (long long)blockIdx.x * C.bn;
+    const int ktiles = (K + C.bk - 1) / C.bk;
+
+    float acc[MI][NJ][4];          /* f32 accumulators (also the fresh fragment when promoting) */
+    uint32_t acch[MI][NJ][2];      /* f16x2 accumulators */
+    float master[MI][NJ][4];       /* FP32 master sum of the promoted kernels */
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NJ; j++) {
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = master[i][j][e] = 0.0f;
+            acch[i][j][0] = acch[i][j][1] = 0u;
+        }
+
+    auto load_stage = [&](int stage, int kt) {
+        const long long k0 = (long long)kt * C.bk;
+        const uint32_t sa = sbase + stage * SB, sb = sa + AB;
+#pragma unroll
+        for (int i = 0; i < mmp_k16_copies_a(C); i++) {
+            mmp_k16_copy cp = mmp_k16_copy_a(C, tid, i);
+            int valid = 0;
+            long long gi = mmp_k16_gidx_a(C, cp, m0, k0, M, K, lda, &valid);
+            mmp_k16_cp_async16(sa + cp.smem, A + (valid ? gi * C.elem_bytes : 0), valid);
+        }
+#pragma unroll
+        for (int i = 0; i < mmp_k16_copies_b(C); i++) {
+            mmp_k16_copy cp = mmp_k16_copy_b(C, tid, i);
+            int valid = 0;
+            long long gi = mmp_k16_gidx_b(C, cp, n0, k0, N, K, ldb, &valid);
+            mmp_k16_cp_async16(sb + cp.smem, B + (valid ? gi * C.elem_bytes : 0), valid);
+        }
+    };
+
+    auto compute_stage = [&](int stage) {
+        const uint32_t sa = sbase + stage * SB, sb = sa + AB;
+        if constexpr (C.mma_k == 8) {             /* m16n8k8: ldmatrix .x2 / .x1.trans */
+#pragma unroll
+            for (int kk = 0; kk < ARB / 16; kk++) {
+                uint32_t a[MI][2], b[NJ];
+#pragma unroll
+                for (int mi = 0; mi < MI; mi++) {
+                    mmp_k16_rc rc = mmp_k16_ldsm_a(C, lane, wm_off, mi, kk, 1);
+                    mmp_k16_ldsm_x2(a[mi], sa + mmp_k16_smem_off(C.smem_layout, ARB, rc.row, rc.chunk));
+                }
+#pragma unroll
+                for (int nj = 0; nj < NJ; nj++) {
+                    mmp_k16_rc rc = mmp_k16_ldsm_b_nmajor(C, lane, wn_off, nj, kk, 1);
+                    mmp_k16_ldsm_x1_trans(&b[nj], sb + mmp_k16_smem_off(C.smem_layout, BRB, rc.row, rc.chunk));
+                }
+#pragma unroll
+                for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+                    for (int nj = 0; nj < NJ; nj++) mmp_k16_mma_f16_1688(acc[mi][nj], a[mi], b[nj]);
+            }
+        } else {
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++) {
+                uint32_t a[MI][4], b[NJ][2];
+#pragma unroll
+                for (int mi = 0; mi < MI; mi++) {
+                    if constexpr (C.loader == MMP_K16_MANUAL) {
+#pragma unroll
+                        for (int q = 0; q < 4; q++)
+                            a[mi][q] = mmp_k16_lds32(sa + mmp_k16_manual_a(C, lane, wm_off, mi, ks, q));
+                    } else {
+                        mmp_k16_rc rc = mmp_k16_ldsm_a(C, lane, wm_off, mi, ks, 0);
+                        mmp_k16_ldsm_x4(a[mi], sa + mmp_k16_smem_off(C.smem_layout, ARB, rc.row, rc.chunk));
+                    }
+                }
+                if constexpr (C.b_kmajor) {
+#pragma unroll
+                    for (int j = 0; j < NJ / 2; j++) {
+                        uint32_t r[4];
+                        mmp_k16_rc rc = mmp_k16_ldsm_b_kmajor(C, lane, wn_off, j, ks);
+                        mmp_k16_ldsm_x4(r, sb + mmp_k16_smem_off(C.smem_layout, BRB, rc.row, rc.chunk));
+                        b[2 * j][0] = r[0]; b[2 * j][1] = r[1];
+                        b[2 * j + 1][0] = r[2]; b[2 * j + 1][1] = r[3];
+                    }
+                } else {
+#pragma unroll
+                    for (int nj = 0; nj < NJ; nj++) {
+                        if constexpr (C.loader == MMP_K16_MANUAL) {
+#pragma unroll
+                            for (int q = 0; q < 2; q++)
+                                b[nj][q] = mmp_k16_lds16_pack(sb + mmp_k16_manual_b(C, lane, wn_off, nj, ks, q, 0),
+                                                              sb + mmp_k16_manual_b(C, lane, wn_off, nj, ks, q, 1));
+                        } else {
+                            mmp_k16_rc rc = mmp_k16_ldsm_b_nmajor(C, lane, wn_off, nj, ks, 0);
+                            mmp_k16_ldsm_x2_trans(b[nj], sb + mmp_k16_smem_off(C.smem_layout, BRB, rc.row, rc.chunk));
+                        }
+                    }
+                }
+#pragma unroll
+                for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+                    for (int nj = 0; nj < NJ; nj++) {
+                        if constexpr (C.elem == MMP_K16_E_E4M3) mmp_k16_mma_e4m3_16832(acc[mi][nj], a[mi], b[nj]);
+                        else if constexpr (C.acc == MMP_K16_ACC_F16) mmp_k16_mma_f16acc_16816(acch[mi][nj], a[mi], b[nj]);
+                        else if constexpr (C.elem == MMP_K16_E_BF16) mmp_k16_mma_bf16_16816(acc[mi][nj], a[mi], b[nj]);
+                        else mmp_k16_mma_f16_16816(acc[mi][nj], a[mi], b[nj]);
+                    }
+            }
+        }
+    };
+
+    /* Pipeline: stages-1 slices in flight before the loop; at step kt, wait until slice kt has
+     * landed (wait_group stages-2), barrier (everyone is also done with slice kt-1, whose
+     * buffer the prefetch of slice kt+stages-1 reuses), prefetch, compute. One commit per step
+     * (possibly empty) keeps the group count uniform. */
+#pragma unroll
+    for (int s = 0; s < C.stages - 1; s++) {
+        if (s < ktiles) load_stage(s, s);
+        mmp_k16_cp_commit();
+    }
+    for (int kt = 0; kt < ktiles; kt++) {
+        mmp_k16_cp_wait<C.stages - 2>();
+        __syncthreads();
+        const int nk = kt + C.stages - 1;
+        if (nk < ktiles) load_stage(nk % C.stages, nk);
+        mmp_k16_cp_commit();
+        compute_stage(kt % C.stages);
+        if constexpr (C.promote_k > 0) {   /* promotion to CUDA cores every promote_k of K */
+            if (((kt + 1) * C.bk) % C.promote_k == 0 || kt + 1 == ktiles) {
+#pragma unroll
+                for (int i = 0; i < MI; i++)
+#pragma unroll
+                    for (int j = 0; j < NJ; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            master[i][j][e] += acc[i][j][e];
+                            acc[i][j][e] = 0.0f;
+                        }
+            }
+        }
+    }
+    mmp_k16_cp_wait<0>();
+
+    /* Epilogue: accumulator register e of lane (g, t) holds row g + 8*(e >> 1), column
+     * 2t + (e & 1) of the 16 x 8 block (PTX ISA, "Matrix Fragments for mma.m16n8k16", C/D). */
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+        for (int nj = 0; nj < NJ; nj++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const long long row = m0 + wm_off + mi * 16 + g + 8 * (e >> 1);
+                const long long col = n0 + wn_off + nj * 8 + 2 * t + (e & 1);
+                if (row >= M || col >= N) continue;
+                if constexpr (C.acc == MMP_K16_ACC_F16) {
+                    const uint32_t w = acch[mi][nj][e >> 1];
+                    ((uint16_t *)D)[row * ldd + col] = (uint16_t)((e & 1) ? (w >> 16) : (w & 0xffffu));
+                } else {
+                    ((float *)D)[row * ldd + col] = C.promote_k > 0 ? master[mi][nj][e] : acc[mi][nj][e];
+                }
+            }
+}
+
+/* The one launcher signature of both families. Returns MMP_KERNEL_OK, MMP_KERNEL_UNSUPPORTED
+ * for arguments the kernel cannot take (layouts other than the descriptor's, leading
+ * dimensions or pointers not aligned to the 16-byte cp.async chunks), or MMP_KERNEL_ERROR. */
+template <class Tag> static int mmp_k16_mma_run(const mmp_kernel_args *a)
+{
+    constexpr mmp_k16_cfg C = mmp_k16_cfgs[Tag::id];
+    const long long epc = mmp_k16_elems_per_chunk(C);
+    if (a->layout_a != MMP_LAYOUT_ROW || a->layout_d != MMP_LAYOUT_ROW ||
+        a->layout_b != (C.b_kmajor ? MMP_LAYOUT_COL : MMP_LAYOUT_ROW))
+        return MMP_KERNEL_UNSUPPORTED;
+    if (a->m <= 0 || a->n <= 0 || a->k <= 0 || a->m > (1LL << 30) || a->n > (1LL << 30) || a->k > (1LL << 30))
+        return MMP_KERNEL_UNSUPPORTED;
+    if (a->k % epc || a->lda % epc || a->ldb % epc || (!C.b_kmajor && a->n % epc)) return MMP_KERNEL_UNSUPPORTED;
+    if (((uintptr_t)a->a | (uintptr_t)a->b) & 15u) return MMP_KERNEL_UNSUPPORTED;
+    if ((a->m + C.bm - 1) / C.bm > 65535) return MMP_KERNEL_UNSUPPORTED;
+    const int smem = mmp_k16_smem_bytes(C);
+    static int smem_set_for = -1;      /* the opt-in is per device; set it once per device */
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return MMP_KERNEL_ERROR;
+    if (smem_set_for != dev) {
+        if (cudaFuncSetAttribute(mmp_k16_mma_kernel<Tag>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) !=
+            cudaSuccess)
+            return MMP_KERNEL_ERROR;
+        smem_set_for = dev;
+    }
+    dim3 grid((unsigned)((a->n + C.bn - 1) / C.bn), (unsigned)((a->m + C.bm - 1) / C.bm));
+    mmp_k16_mma_kernel<Tag><<<grid, mmp_k16_threads(C), smem, (cudaStream_t)a->stream>>>(
+        (const uint8_t *)a->a, (const uint8_t *)a->b, a->d, (int)a->m, (int)a->n, (int)a->k, (long long)a->lda,
+        (long long)a->ldb, (long long)a->ldd);
+    return cudaGetLastError() == cudaSuccess ? MMP_KERNEL_OK : MMP_KERNEL_ERROR;
+}
+
+/* A descriptor row for configuration `tag` (positional: kernel.h's field order). */
+#define MMP_K16_DESC(tag, family, fa, fd, facc, accbits, layb, nmul, kmul, cc, text)                  \
+    {MMP_KERNEL_ABI_VERSION, #tag, family, fa, fa, fd, fd, facc, -1, accbits, MMP_LAYOUTS_ROW, layb,   \
+     MMP_LAYOUTS_ROW, 0, 1, nmul, kmul, cc, 0, 1, MMP_KERNEL_DEVICE, NULL, mmp_k16_mma_run<tag>, text}
+
+#endif

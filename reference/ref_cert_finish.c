@@ -1,0 +1,111 @@
+/* ref_cert_finish.c — the host end of the certified paths (CPU and CUDA): the remainder terms
+ * (step 5 of ref_certified.c: exact when sparse, else a bound), alpha/beta (ref_finish), the
+ * rounding decisions (ref_decide) and MPFR for whatever could not be decided. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference/ref_internal.h"
+
+/* x y added exactly: p + e = x y (fma); e is exact unless |x y| < 2^-968 (then off by at most
+ * 2^-1075, added to err). Non-finite products make the element unknown. */
+static void acc_prod(ref_cert *c, size_t at, double x, double y)
+{
+    double p = x * y, e = fma(x, y, -p);
+    if (!isfinite(p)) { c->err[at] = INFINITY; return; }
+    ref_acc(&c->h[at], &c->l[at], &c->err[at], p);
+    ref_acc(&c->h[at], &c->l[at], &c->err[at], e);
+    if (!ref_prod_err_exact(x, y, p)) c->err[at] += 0x1p-1073;
+}
+
+/* rA B - rA rB, by rows of A (each row of the state belongs to one task). */
+static void sparse_rows(void *ctx, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    ref_cert *c = ctx;
+    const ref_data *d = c->d;
+    for (int64_t i = b; i < e; i++)
+        for (int64_t q = c->ra_ptr[i]; q < c->ra_ptr[i + 1]; q++) {
+            int64_t k = c->ra_k[q];
+            double v = c->ra_v[q];
+            for (int64_t j = 0; j < d->n; j++) acc_prod(c, (size_t)i * d->n + j, v, d->b64[k + j * d->k]);
+            for (int64_t t = c->rb_ptr[k]; t < c->rb_ptr[k + 1]; t++)
+                acc_prod(c, (size_t)i * d->n + c->rb_j[t], -v, c->rb_v[t]);
+        }
+}
+
+/* A rB, by columns of B. */
+static void sparse_cols(void *ctx, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    ref_cert *c = ctx;
+    const ref_data *d = c->d;
+    for (int64_t j = b; j < e; j++)
+        for (int64_t q = c->rc_ptr[j]; q < c->rc_ptr[j + 1]; q++) {
+            int64_t k = c->rc_k[q];
+            double w = c->rc_v[q];
+            for (int64_t i = 0; i < d->m; i++) acc_prod(c, (size_t)i * d->n + j, d->a64[i * d->k + k], w);
+        }
+}
+
+typedef struct {
+    ref_cert *c;
+    unsigned char *undecided;   /* row-major */
+} decide_job;
+
+static void decide_rows(void *ctx, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    decide_job *j = ctx;
+    ref_cert *c = j->c;
+    const ref_data *d = c->d;
+    const mmp_gemm *g = d->g;
+    mmp_ref_result *r = c->r;
+    for (int64_t i = b; i < e; i++)
+        for (int64_t col = 0; col < d->n; col++) {
+            size_t x = (size_t)i * d->n + col;   /* state and result are both row-major */
+            double sh = c->h[x], sl = c->l[x];
+            double E = c->err[x] == 0.0 ? 0.0 : c->err[x] * (1.0 + 0x1p-40);
+            if (!c->sparse) {
+                double drop = c->ra_max[i] * c->b_sum[col] + c->a_sum[i] * c->rb_max[col];
+                if (drop != 0.0) E += drop * (1.0 + 0x1p-50) + 0x1p-1073;
+            }
+            if (c->rowbad[i] || c->colbad[col]) E = INFINITY;
+            double cv = d->c64 ? d->c64[x] : 0.0;
+            ref_finish(&sh, &sl, &E, g->alpha, g->beta, cv, g->beta != 0.0);
+            j->undecided[x] = !ref_decide(&r->d64[x], &r->dout[x], sh, sl, E, g->d);
+        }
+}
+
+mmp_status ref_cert_finish(ref_cert *c)
+{
+    const ref_data *d = c->d;
+    mmp_ref_result *r = c->r;
+    double t0 = ref_now();
+    if (c->sparse) {
+        if (c->nnz_a) ref_parallel(d->threads, d->m, 8, sparse_rows, c);
+        if (c->nnz_b) ref_parallel(d->threads, d->n, 8, sparse_cols, c);
+    }
+    size_t total = (size_t)d->m * d->n;
+    unsigned char *und = malloc(total);
+    if (!und) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
+    decide_job dj = {c, und};
+    ref_parallel(d->threads, d->m, 8, decide_rows, &dj);
+    size_t cnt = 0;
+    for (size_t x = 0; x < total; x++) cnt += und[x];
+    r->time.combine_s += ref_now() - t0;
+    mmp_status st = MMP_STATUS_OK;
+    if (cnt) {
+        int64_t *idx = malloc(cnt * sizeof(int64_t));
+        if (!idx) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot list undecided elements");
+        else {
+            size_t t = 0;
+            for (size_t x = 0; x < total; x++)
+                if (und[x]) idx[t++] = (int64_t)x;
+            st = ref_mpfr_list(r, d, idx, (int64_t)cnt);
+            free(idx);
+        }
+    }
+    free(und);
+    return st;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# scripts/device/20-reference.sh — the certified reference on the device (issue 8), run from the
+# repo root by scripts/device/run-all.sh with the build in build-h200/; writes $OUT/reference/.
+#   1. fp32 x fp32 -> fp32 at 8192^3: the certified GPU reference (host split, cuBLAS slice
+#      products, host decisions, MPFR for the undecided: n_mpfr) timed against cuBLAS DGEMM at
+#      the same size in the same process; 10^4 random elements checked against pure MPFR
+#      (0 disagreements expected); the naive MPFR triple loop timed at 512^3 on every core
+#      and extrapolated to 8192^3.
+#   2. bf16 x bf16 -> fp32 at 8192^3 with 2,000 sampled elements (fewer slices).
+#   3. The device path against the CPU certified path, every element bit for bit, at 2048^3 or
+#      1024^3: fp32 (column-major, alpha -0.75, beta 0.5), bf16 -> bf16, e4m3 x e5m2 -> fp16,
+#      fp16 -> fp16 (alpha 2, beta -1).
+#   4. The CPU certified path at 2048^3 on this host, for comparison with the 2-core figure.
+# Fails soft: prints what failed and continues.
+set -u
+out=${OUT:-out}/reference
+mkdir -p "$out"
+bin=build-h200/bench_reference
+if [ ! -x "$bin" ]; then echo "20-reference: $bin missing: build first"; exit 0; fi
+core=${OPENBLAS_CORETYPE:-}
+if [ -z "$core" ]; then
+    if grep -qw avx512f /proc/cpuinfo; then core=SkylakeX; elif grep -qw avx2 /proc/cpuinfo; then core=Haswell; fi
+fi
+export OPENBLAS_CORETYPE=$core
+run() {   # name, timeout, args...
+    local name=$1 limit=$2; shift 2
+    local start end rc
+    start=$(date +%s.%N)
+    timeout "$limit" "$bin" "$@" > "$out/$name.txt" 2>&1
+    rc=$?
+    end=$(date +%s.%N)
+    echo "20-reference: $name rc=$rc in $(awk "BEGIN{printf \"%.1f\", $end - $start}") s" | tee -a "$out/times.txt"
+    [ $rc -eq 0 ] || echo "20-reference: $name failed (rc $rc): see $out/$name.txt"
+    grep -vE '^# (command|started)' "$out/$name.txt" | grep -E 'certified|cublas|naive|sampled|compared|disagree|FAILED' || true
+}
+run gpu-fp32-8192 300 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
+run gpu-bf16-8192 200 --gpu --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
+run cmp-fp32-2048 120 --gpu --compare-cpu --col --alpha -0.75 --beta 0.5 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
+run cmp-bf16-2048 120 --gpu --compare-cpu --a bf16 --b bf16 --d bf16 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
+run cmp-fp8-1024 120 --gpu --compare-cpu --a e4m3 --b e5m2 --d fp16 --sizes 1024 --mpfr-rows 16 --mpfr-full-max 0
+run cmp-fp16-1024 120 --gpu --compare-cpu --a fp16 --b fp16 --d fp16 --alpha 2 --beta -1 --sizes 1024 --mpfr-rows 16 --mpfr-full-max 0
+run cpu-fp32-2048 120 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
+exit 0

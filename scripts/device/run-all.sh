@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# scripts/device/run-all.sh — every GPU step of mmaprobe in one call on the device machine.
+#
+#   here:   bash scripts/device-build.sh                       (builds and assembles build-h200/)
+#   device: bash scripts/device/run-all.sh                     (carry=["build-h200"], $OUT set)
+#
+# Runs scripts/device/NN-*.sh in order, each under `timeout` with its own budget (a line
+# "# budget-seconds: N" in the script, default 90) and never more than what is left of the
+# whole run's budget (MMP_DEVICE_BUDGET seconds, default 510, so that packing ends inside 9
+# minutes); the script sees its budget in $MMP_SCRIPT_BUDGET. Output goes to
+# $OUT/<name>.log, files under $OUT/<name>/;
+# a failing or overrunning script is recorded and the next one runs. At the end everything is
+# packed into $OUT/results.tar.gz and only that, summary.txt and run-all.log stay under $OUT
+# (the device tool brings back at most 8 files). Exit status: 0 if every script exited 0.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+OUT=${OUT:-$root/device-out}
+mkdir -p "$OUT"
+export OUT
+budget=${MMP_DEVICE_BUDGET:-510}
+start=$(date +%s)
+summary=$OUT/summary.txt
+exec > >(tee "$OUT/run-all.log") 2>&1
+
+say() { echo "run-all: $*"; }
+say "repo $root, out $OUT, budget ${budget}s, started $(date -u +%FT%TZ)"
+
+# The build was made elsewhere: its tests name the source root it was built in (MMP_SOURCE_DIR
+# for test vectors). Point that path here when it does not exist on this machine.
+if [ -f build-h200/.source_root ]; then
+  old=$(cat build-h200/.source_root)
+  if [ "$old" != "$root" ] && [ ! -e "$old" ]; then
+    mkdir -p "$(dirname "$old")" 2>/dev/null && ln -s "$root" "$old" 2>/dev/null &&
+      say "linked $old -> $root (the build's source root)"
+  fi
+  say "build-h200 from git $(cat build-h200/.git_sha 2>/dev/null || echo '?')"
+else
+  say "build-h200/ is missing or was not made by scripts/device-build.sh"
+fi
+
+# cuBLAS 13 from the device's CUDA when the binary's RUNPATH does not find it.
+if [ -x build-h200/mmaprobe ] && ldd build-h200/mmaprobe | grep -q "not found"; then
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64 \
+           $(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null); do
+    [ -e "$d/libcublas.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
+  done
+  say "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+  ldd build-h200/mmaprobe | grep "not found" && say "WARNING: libraries still missing"
+fi
+for t in compute-sanitizer cuobjdump ncu nvdisasm; do
+  command -v $t >/dev/null || { [ -x /usr/local/cuda/bin/$t ] && export PATH=$PATH:/usr/local/cuda/bin; }
+done
+
+printf "%-28s %6s %8s %8s\n" script status seconds budget >"$summary"
+status=0
+for s in scripts/device/[0-9][0-9]-*.sh; do
+  [ -e "$s" ] || continue
+  name=$(basename "$s" .sh)
+  want=$(sed -n 's/^# budget-seconds: *\([0-9]\+\).*/\1/p' "$s" | head -1)
+  want=${want:-90}
+  left=$((budget - ($(date +%s) - start)))
+  if [ "$left" -lt 20 ]; then
+    say "$name: not run, ${left}s left"
+    printf "%-28s %6s %8s %8s\n" "$name" skip 0 "$want" >>"$summary"
+    status=1
+    continue
+  fi
+  b=$((want < left - 10 ? want : left - 10))
+  say "$name: budget ${b}s"
+  mkdir -p "$OUT/$name"
+  t0=$(date +%s)
+  MMP_SCRIPT_BUDGET=$b timeout -k 10 "$b" bash "$s" >"$OUT/$name.log" 2>&1
+  rc=$?
+  dt=$(($(date +%s) - t0))
+  [ $rc = 124 ] || [ $rc = 137 ] && say "$name: TIMED OUT after ${dt}s"
+  say "$name: exit $rc in ${dt}s (last lines of $name.log:)"
+  tail -n 5 "$OUT/$name.log" | sed 's/^/    /'
+  printf "%-28s %6s %8s %8s\n" "$name" "$rc" "$dt" "$b" >>"$summary"
+  [ $rc = 0 ] || status=1
+done
+
+# Each script may append one-line findings to $OUT/<name>/summary.txt: gather them.
+for f in "$OUT"/*/summary.txt; do
+  [ -e "$f" ] || continue
+  { echo; echo "== $(basename "$(dirname "$f")")"; cat "$f"; } >>"$summary"
+done
+say "total $(($(date +%s) - start))s; packing"
+cat "$summary"
+(cd "$OUT" && tar czf /tmp/mmp-results.tar.gz --exclude ./results.tar.gz --exclude ./run-all.log . &&
+   mv /tmp/mmp-results.tar.gz results.tar.gz) || say "packing failed"
+# Only results.tar.gz, summary.txt and run-all.log come back.
+find "$OUT" -mindepth 1 -maxdepth 1 ! -name results.tar.gz ! -name summary.txt ! -name run-all.log \
+  -exec rm -rf {} +
+ls -la "$OUT"
+exit $status
