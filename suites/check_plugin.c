@@ -129,6 +129,36 @@ START_TEST(test_wild_plugin_kernel)
 }
 END_TEST
 
+/* A device too old for a kernel: SKIP with the reason, never run (device_cc given, no GPU used). */
+START_TEST(test_device_too_old)
+{
+    char path[4096];
+    fixture(path, sizeof path, "device");
+    const mmp_kernel_desc *k;
+    size_t n;
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_int_eq(k[0].min_cc, 80);
+    mmp_case c;
+    mmp_case_init(&c, &k[0], 16, 16, 16, MMP_DIST_UNIFORM, 1);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    o.have_device = 1;
+    o.device_cc = 75;
+    mmp_case_result r;
+    ck_assert_int_eq(mmp_runner_run(&r, &c, 1, &o, NULL, NULL), MMP_STATUS_OK);
+    printf("%s: %s %s\n", r.id, mmp_verdict_name(r.verdict), r.message);
+    ck_assert_int_eq(r.verdict, MMP_VERDICT_SKIP);
+    ck_assert(r.reasons & MMP_REASON_UNSUPPORTED);
+    ck_assert_str_eq(r.message, "needs sm_80, device is sm_75");
+    /* no device at all: SKIP naming why */
+    o.have_device = 0;
+    snprintf(o.no_device_reason, sizeof o.no_device_reason, "no CUDA device (test)");
+    ck_assert_int_eq(mmp_runner_run(&r, &c, 1, &o, NULL, NULL), MMP_STATUS_OK);
+    ck_assert_int_eq(r.verdict, MMP_VERDICT_SKIP);
+    ck_assert_str_eq(r.message, "no CUDA device (test)");
+}
+END_TEST
+
 START_TEST(test_check_desc_null)
 {
     ck_assert_int_eq(mmp_plugin_check_desc(NULL), MMP_STATUS_INVALID);
@@ -145,6 +175,7 @@ static Suite *plugin_suite(void)
     tcase_add_test(tc, test_not_a_library);
     tcase_add_test(tc, test_good_plugin_passes);
     tcase_add_test(tc, test_wild_plugin_kernel);
+    tcase_add_test(tc, test_device_too_old);
     tcase_add_test(tc, test_check_desc_null);
     suite_add_tcase(s, tc);
     return s;

@@ -98,6 +98,11 @@ static void device_query(const mmp_runner_options *o)
         snprintf(dev_reason, sizeof dev_reason, "%s", o->no_device_reason[0] ? o->no_device_reason : "no CUDA device");
         return;
     }
+    if (o->have_device == 1 && o->device_cc > 0) {   /* known by the caller (and in tests) */
+        dev_state = 1;
+        dev_cc = o->device_cc;
+        return;
+    }
 #ifdef MMP_HAVE_CUDA
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);

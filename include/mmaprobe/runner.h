@@ -124,7 +124,8 @@ typedef struct mmp_runner_options {
     int device;                    /* CUDA device ordinal (default 0) */
     int shard_index, shard_count;  /* recorded in results (0/1 = not sharded) */
     int have_device;               /* -1 = unknown (ask in the child), 0 = none, 1 = yes */
-    int device_cc;                 /* major*10+minor of the device, when known */
+    int device_cc;                 /* major*10+minor of the device, when known (with have_device
+                                      1, used for the support checks instead of asking CUDA) */
     char no_device_reason[160];
     FILE *progress;                /* progress lines (NULL = none) */
     int progress_tty;              /* 1: one rewritten status line per kernel */
