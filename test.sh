@@ -8,7 +8,9 @@ root=$(cd "$(dirname "$0")" && pwd)
 if [ "${1:-}" = "--sanitize" ]; then
   "$root/scripts/build.sh" build-asan -DMMP_SANITIZE=ON -DMMP_ENABLE_CUDA=OFF
   cd "$root/build-asan"
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -L cpu --output-on-failure -j2
+  # ASan/UBSan make the host code 2-5x slower: Check's per-test timeouts scale with it.
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_TIMEOUT_MULTIPLIER=5 \
+    ctest -L cpu --output-on-failure -j2
 else
   "$root/scripts/build.sh" build
   cd "$root/build"

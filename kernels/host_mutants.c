@@ -16,6 +16,9 @@
  * version 9 (mut_host_hang) never returns: ERROR timeout
  * version 10 (mut_host_crash) writes through a NULL pointer: ERROR crash
  * version 11 (mut_host_nondet) adds one fp32 ulp on every other call: nondeterministic
+ * version 12 (mut_host_write_before) writes one element before the start of D: guard
+ * version 13 (mut_host_wild_write) scribbles over host memory from below D downward until it
+ *           faults (the heap is corrupted on the way): ERROR crash, the run goes on
  * One launcher signature: int run(const mmp_kernel_args *).
  */
 #include <math.h>
@@ -100,6 +103,20 @@ static int run_crash(const mmp_kernel_args *x)
     return 0;
 }
 
+static int run_write_before(const mmp_kernel_args *x)
+{
+    int rc = mutant_gemm(x, 0);
+    ((float *)x->d)[-1] = 1.0f;   /* the element before D(0,0): in the guard */
+    return rc;
+}
+
+static int run_wild_write(const mmp_kernel_args *x)
+{
+    /* every page from 64 KiB below D downward, until an unmapped page stops it (SIGSEGV) */
+    for (volatile char *p = (volatile char *)x->d - 65536;; p -= 4096) *p = 0x5A;
+    return 0;
+}
+
 #define MUT_ROW(nm, det, desc)                                                                    \
     {.abi_version = MMP_KERNEL_ABI_VERSION, .name = "mut_host_" #nm, .family = "host_mutants",     \
      .a_format = MMP_FORMAT_FP16, .b_format = MMP_FORMAT_FP16, .c_format = MMP_FORMAT_FP32,        \
@@ -119,6 +136,8 @@ static const mmp_kernel_desc mutants[] = {
     MUT_ROW(hang, 1, "mutant: never returns"),
     MUT_ROW(crash, 1, "mutant: segmentation fault"),
     MUT_ROW(nondet, 1, "mutant: result differs between two runs"),
+    MUT_ROW(write_before, 1, "mutant: one element written before the start of D"),
+    MUT_ROW(wild_write, 1, "mutant: corrupts host memory below D until it crashes"),
 };
 
 const mmp_kernel_desc *mmp_kernels_host_mutants(size_t *count)

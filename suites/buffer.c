@@ -21,6 +21,9 @@ mmp_status mmp_buffer_init(mmp_buffer *b, mmp_format f, mmp_layout l, int64_t ld
     memset(b, 0, sizeof *b);
     b->f = f; b->l = l; b->ld = ld; b->rows = rows; b->cols = cols;
     b->span = mmp_gemm_span(l, ld, rows, cols);
+    if (rows <= 0 || cols <= 0 || ld <= 0 || b->span > ((size_t)1 << 56))   /* bytes must not overflow */
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "a %lldx%lld operand (ld %lld) is too large to allocate", (long long)rows,
+                       (long long)cols, (long long)ld);
     b->data_bytes = mmp_format_bytes(f, b->span);
     b->total = b->data_bytes + 2 * MMP_GUARD_BYTES;
     size_t alloc = (b->total + 4095) / 4096 * 4096;

@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "suites/runner_internal.h"
 
 #define MAX_LIST 16
 #define MAX_LINE 1024
+#define MAX_CASES (1 << 18)   /* ~100 MB of cases: a file expanding to more is surely a mistake */
 
 typedef struct {
     mmp_case *v;
@@ -169,6 +171,7 @@ static mmp_status parse_line(list *out, char *line, const char *name, int lineno
                     mmp_case_gemm(&g, &c);
                     if (mmp_gemm_check(&g) != MMP_STATUS_OK) return BAD("%s", mmp_error_last());
                 }
+                if (out->n >= MAX_CASES) return BAD("the suite expands to more than %d cases", MAX_CASES);
                 MMP_TRY(push(out, &c, filter));
             }
     }
@@ -220,9 +223,18 @@ mmp_status mmp_suitefile_parse(mmp_case **cases, size_t *count, const char *path
                                const char *filter, uint64_t seed)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return MMP_ERR(MMP_STATUS_IO, "suite '%s': not a built-in suite (smoke, edge, full) and cannot read it: %s",
-                       path, strerror(errno));
+    if (!f) {
+        /* a name that is neither a built-in suite nor a file is a usage error (exit 2); a file
+         * that exists but cannot be read is the environment's (exit 3) */
+        int e = errno;
+        return MMP_ERR(e == ENOENT || e == ENOTDIR || e == ENAMETOOLONG ? MMP_STATUS_INVALID : MMP_STATUS_IO,
+                       "suite '%s': not a built-in suite (smoke, edge, full) and cannot read it: %s", path, strerror(e));
+    }
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return MMP_ERR(MMP_STATUS_INVALID, "suite '%s': not a built-in suite (smoke, edge, full) nor a regular file", path);
+    }
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {

@@ -31,6 +31,8 @@ static const mutant_case table[] = {
     {"mut_host_hang", 8, 8, 8, 0, MMP_DIST_UNIFORM, MMP_VERDICT_ERROR, MMP_REASON_TIMEOUT},
     {"mut_host_crash", 8, 8, 8, 0, MMP_DIST_UNIFORM, MMP_VERDICT_ERROR, MMP_REASON_CRASH},
     {"mut_host_nondet", 16, 16, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_NONDETERMINISTIC},
+    {"mut_host_write_before", 16, 16, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_GUARD},
+    {"mut_host_wild_write", 16, 16, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_ERROR, MMP_REASON_CRASH},
 };
 #define N_TABLE (sizeof table / sizeof table[0])
 

@@ -1,6 +1,7 @@
 /* check_runner.c — the runner on correct host kernels: Philox known answers, stable case IDs,
  * every host kernel PASSes (or SKIPs with a reason) smoke and edge, the truncating
  * (tensor-core-like) kernel PASSes the default bound up to K = 8192, shards partition. */
+#include <math.h>
 #include <string.h>
 
 #include "mmaprobe/registry.h"
@@ -105,6 +106,48 @@ START_TEST(test_truncation_never_fails)
 }
 END_TEST
 
+/* wide reaches the smallest subnormal of every input format, products and partial sums
+ * underflow the accumulator, and every correct host kernel still PASSes (the bound's absolute
+ * underflow term); the inputs really hold subnormals (the test is not vacuous). */
+START_TEST(test_wide_subnormals_pass)
+{
+    size_t nk;
+    const mmp_kernel_desc *const *k = mmp_registry_kernels(&nk, MMP_REGISTRY_DEFAULT);
+    static const int64_t shapes[][3] = {{7, 5, 33}, {16, 16, 257}, {3, 4, 1024}, {1, 1, 1}};
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    int ran = 0;
+    for (size_t ki = 0; ki < nk; ki++) {
+        if (k[ki]->where != MMP_KERNEL_HOST) continue;
+        const mmp_format_info *fa = mmp_format_get_info((mmp_format)k[ki]->a_format);
+        if (!fa->is_float) continue;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            mmp_case c;
+            mmp_case_init(&c, k[ki], shapes[s][0], shapes[s][1], shapes[s][2], MMP_DIST_WIDE, mmp_check_seed + s);
+            mmp_dist_ctx x;
+            mmp_dist_ctx_init(&x, &c);
+            int e;
+            frexp(fa->min_subnormal, &e);
+            ck_assert_int_eq(x.wide_lo[MMP_MAT_A], e - 1);
+            int64_t subnormal = 0;
+            for (int64_t i = 0; i < c.m; i++)
+                for (int64_t j = 0; j < c.k; j++) {
+                    double v = mmp_format_round(mmp_dist_value(&x, MMP_MAT_A, i, j), fa->format, MMP_ROUND_NEAREST_EVEN, 0);
+                    subnormal += v != 0 && fabs(v) < fa->min_normal;
+                }
+            mmp_case_result r;
+            ck_assert_int_eq(mmp_runner_run_case(&r, &c, &o), MMP_STATUS_OK);
+            printf("%-52s %s subnormal inputs in A: %lld, worst err/bound %.3g %s\n", r.id, mmp_verdict_name(r.verdict),
+                   (long long)subnormal, r.metrics.max_ratio_det, r.message);
+            ck_assert_msg(r.verdict == MMP_VERDICT_PASS, "%s: %s", r.id, r.message);
+            if (shapes[s][2] >= 257) ck_assert_msg(subnormal > 0, "%s: no subnormal input drawn", r.id);
+            ran++;
+        }
+    }
+    ck_assert_int_ge(ran, 20);
+}
+END_TEST
+
 START_TEST(test_shards_partition)
 {
     size_t nk;
@@ -153,6 +196,7 @@ static Suite *runner_suite(void)
     tcase_add_test(tc, test_smoke_host_pass);
     tcase_add_test(tc, test_edge_host_pass);
     tcase_add_test(tc, test_truncation_never_fails);
+    tcase_add_test(tc, test_wide_subnormals_pass);
     tcase_add_test(tc, test_shards_partition);
     tcase_add_test(tc, test_stop_leaves_interrupted);
     suite_add_tcase(s, tc);

@@ -3,109 +3,61 @@
  *   mmaprobe validate [--suite smoke|edge|full|FILE] [--filter GLOB] [--seed N] [--mutants]
  *                     [--tolerance bound|probabilistic|bitwise] [--atol X] [--rtol X] [--ulps N]
  *                     [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate]
- *   mmaprobe list [--suite S] [--filter GLOB] [--mutants]
- * Exit: 0 all PASS/SKIP, 1 a FAIL or ERROR, 2 usage/input, 3 environment, 4 internal.
+ *                     [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]
+ *   mmaprobe list [--suite S] [--filter GLOB] [--mutants] [--plugin LIB.so]...
+ *
+ * Exit: 0 all PASS/SKIP, 1 a FAIL or ERROR, 2 usage/input (bad option, suite file, plugin, no
+ * case matching), 3 environment (unwritable output — checked before any case runs —, a write
+ * failing during the run, e.g. a full disk; no device when nothing could run; --sanitize
+ * without compute-sanitizer when everything else passed), 4 internal.
+ * Results finished before a fault are kept: the JSON-lines file holds whole lines only, and
+ * SIGINT/SIGTERM stop the run with a valid partial report (complete: false, interrupted_by).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mmaprobe/cli.h"
 #include "mmaprobe/registry.h"
 #include "mmaprobe/report.h"
 #include "mmaprobe/runner.h"
-
-typedef struct {
-    const char *suite, *filter, *output;
-    uint64_t seed;
-    int mutants, list_only;
-    const char *plugins[16];
-    int n_plugins;
-    mmp_runner_options o;
-} cli;
+#include "suites/cli_args.h"
+#include "suites/cli_progress.h"
 
 static volatile int stop_flag;
 static volatile sig_atomic_t stop_signal;
-static void on_signal(int sig) { stop_flag = 1; stop_signal = sig; }
-
-static int usage_error(const char *cmd, const char *fmt, const char *arg)
+/* First SIGINT/SIGTERM: stop after the case in flight (its child is killed), write the partial
+ * report. A second one ends the program at once (the JSON lines written so far stay valid). */
+static void on_signal(int sig)
 {
-    fprintf(stderr, "mmaprobe %s: ", cmd);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (try 'mmaprobe %s --help')\n", cmd);
-    return MMP_EXIT_USAGE;
-}
-
-static int parse_num(double *x, const char *s)
-{
-    char *end;
-    *x = strtod(s, &end);
-    return *s && !*end && *x == *x ? 0 : -1;
-}
-
-static int parse_args(cli *c, const char *cmd, int argc, char **argv)
-{
-    memset(c, 0, sizeof *c);
-    c->suite = "smoke";
-    c->seed = 42;
-    c->output = "mmaprobe-run.json";
-    mmp_runner_options_init(&c->o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double x;
-#define NEED() do { if (!v) return usage_error(cmd, "%s needs a value", a); i++; } while (0)
-        if (!strcmp(a, "--suite")) { NEED(); c->suite = v; }
-        else if (!strcmp(a, "--filter")) { NEED(); c->filter = v; }
-        else if (!strcmp(a, "--seed")) { NEED(); if (parse_num(&x, v) || x < 0) return usage_error(cmd, "bad --seed '%s'", v); c->seed = (uint64_t)x; }
-        else if (!strcmp(a, "--mutants")) c->mutants = 1;
-        else if (!strcmp(a, "--plugin")) {
-            NEED();
-            if (c->n_plugins == 16) return usage_error(cmd, "at most 16 --plugin (got '%s')", v);
-            c->plugins[c->n_plugins++] = v;
-        }
-        else if (!strcmp(a, "--no-isolate")) c->o.isolate = 0;
-        else if (!strcmp(a, "--tolerance")) {
-            NEED();
-            if (mmp_tolerance_from_name(&c->o.tol.mode, v) != MMP_STATUS_OK) return usage_error(cmd, "unknown tolerance '%s'", v);
-        } else if (!strcmp(a, "--atol") || !strcmp(a, "--rtol")) {
-            NEED();
-            if (parse_num(&x, v) || x < 0) return usage_error(cmd, "bad tolerance value '%s'", v);
-            if (a[2] == 'a') c->o.tol.atol = x; else c->o.tol.rtol = x;
-            c->o.tol.mode = MMP_TOLERANCE_ATOL_RTOL;
-        } else if (!strcmp(a, "--ulps")) {
-            NEED();
-            if (parse_num(&x, v) || x < 0) return usage_error(cmd, "bad --ulps '%s'", v);
-            c->o.tol.ulps = x;
-            c->o.tol.mode = MMP_TOLERANCE_ULPS;
-        } else if (!strcmp(a, "--timeout")) {
-            NEED();
-            if (parse_num(&x, v) || x <= 0) return usage_error(cmd, "bad --timeout '%s' (seconds > 0)", v);
-            c->o.timeout_s = x;
-        } else if (!strcmp(a, "--shard")) {
-            NEED();
-            int si, sn; char extra;
-            if (sscanf(v, "%d/%d%c", &si, &sn, &extra) != 2 || sn < 1 || si < 0 || si >= sn)
-                return usage_error(cmd, "bad --shard '%s' (I/N with 0 <= I < N)", v);
-            c->o.shard_index = si;
-            c->o.shard_count = sn;
-        } else if (!strcmp(a, "--device")) {
-            NEED();
-            if (parse_num(&x, v) || x < 0 || x != (int)x) return usage_error(cmd, "bad --device '%s'", v);
-            c->o.device = (int)x;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) { NEED(); c->output = v; }
-        else return usage_error(cmd, "unknown option '%s'", a);
-#undef NEED
+    if (stop_flag) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
     }
-    return -1;
+    stop_flag = 1;
+    stop_signal = sig;
+    static const char msg[] = "\nmmaprobe validate: stopping; writing the partial report (again to quit now)\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+}
+
+static void on_result(const mmp_case_result *r, size_t index, void *user) { mmp_progress_result(user, r, index); }
+
+static int fail(const char *cmd, mmp_status st)
+{
+    fprintf(stderr, "mmaprobe %s: %s\n", cmd, mmp_error_last());
+    return mmp_status_exit_code(st);
 }
 
 #define MAX_KERNELS 2048
 static const mmp_kernel_desc *all_kernels[MAX_KERNELS];
 
 /* Built-in kernels (and mutants) plus every plugin's, plugins checked (exit 2 on a bad one). */
-static mmp_status kernel_list(size_t *nk, const cli *c)
+static mmp_status kernel_list(size_t *nk, const mmp_validate_args *c)
 {
     size_t nb;
     const mmp_kernel_desc *const *k = mmp_registry_kernels(&nb, c->mutants ? MMP_REGISTRY_ALL : MMP_REGISTRY_DEFAULT);
@@ -125,7 +77,7 @@ static mmp_status kernel_list(size_t *nk, const cli *c)
     return MMP_STATUS_OK;
 }
 
-static mmp_status build_cases(mmp_case **cases, size_t *n, const cli *c)
+static mmp_status build_cases(mmp_case **cases, size_t *n, const mmp_validate_args *c)
 {
     size_t nk;
     *cases = NULL;
@@ -136,25 +88,23 @@ static mmp_status build_cases(mmp_case **cases, size_t *n, const cli *c)
 
 int mmp_cli_list(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: mmaprobe list [--suite S] [--filter GLOB] [--mutants]\n"
+    mmp_validate_args c;
+    mmp_status st = mmp_validate_args_parse(&c, "list", argc, argv);
+    if (st != MMP_STATUS_OK) {
+        fprintf(stderr, "mmaprobe list: %s (try 'mmaprobe list --help')\n", mmp_error_last());
+        return MMP_EXIT_USAGE;
+    }
+    if (c.help) {
+        printf("usage: mmaprobe list [--suite S] [--filter GLOB] [--mutants] [--plugin LIB.so]...\n"
                "  kernels and suites; with --filter or --suite, the case IDs too\n");
         return MMP_EXIT_PASS;
     }
-    cli c;
-    int rc = parse_args(&c, "list", argc, argv);
-    if (rc >= 0) return rc;
-    int show_cases = 0;
-    for (int i = 1; i < argc; i++) show_cases |= !strcmp(argv[i], "--filter") || !strcmp(argv[i], "--suite");
     mmp_env env;
     mmp_env_capture(&env, -1, c.seed, argc, argv);
     mmp_env_print(stdout, &env, "# ");
     size_t nk;
-    mmp_status lst = kernel_list(&nk, &c);
-    if (lst != MMP_STATUS_OK) {
-        fprintf(stderr, "mmaprobe list: %s\n", mmp_error_last());
-        return mmp_status_exit_code(lst);
-    }
+    st = kernel_list(&nk, &c);
+    if (st != MMP_STATUS_OK) return fail("list", st);
     const mmp_kernel_desc *const *k = all_kernels;
     printf("kernels (%zu):\n", nk);
     for (size_t i = 0; i < nk; i++) {
@@ -166,58 +116,122 @@ int mmp_cli_list(int argc, char **argv)
     printf("suites:\n");
     for (int i = 0; mmp_builtin_suites[i]; i++)
         printf("  %-8s %s\n", mmp_builtin_suites[i], mmp_suite_description(mmp_builtin_suites[i]));
-    if (!show_cases) return MMP_EXIT_PASS;
+    if (!c.show_cases) return MMP_EXIT_PASS;
     mmp_case *cases;
     size_t n;
-    mmp_status st = build_cases(&cases, &n, &c);
-    if (st != MMP_STATUS_OK) {
-        fprintf(stderr, "mmaprobe list: %s\n", mmp_error_last());
-        return mmp_status_exit_code(st);
-    }
+    st = build_cases(&cases, &n, &c);
+    if (st != MMP_STATUS_OK) return fail("list", st);
     printf("cases (%zu):\n", n);
     for (size_t i = 0; i < n; i++) printf("  %s\n", cases[i].id);
     mmp_cases_free(cases);
     return MMP_EXIT_PASS;
 }
 
-typedef struct {
-    FILE *jsonl;
-    FILE *progress;
-    int tty;
-    size_t done, total;
-    double t0;
-} progress_state;
-
-static void on_result(const mmp_case_result *r, size_t index, void *user)
+/* The output must be writable before anything runs (exit 3 otherwise): a file can be created
+ * next to it (the final document is written there and renamed) and it is not a directory. */
+static mmp_status check_output(const char *path)
 {
-    progress_state *p = user;
-    (void)index;
-    p->done++;
-    if (p->jsonl) mmp_report_write_case_line(p->jsonl, r);
-    char why[160];
-    if (r->verdict != MMP_VERDICT_PASS || !p->tty)
-        fprintf(p->progress, "%s[%zu/%zu] %-5s %s%s%s%s\n", p->tty ? "\r\033[K" : "", p->done, p->total,
-                mmp_verdict_name(r->verdict), r->id, r->reasons ? " (" : "",
-                r->reasons ? mmp_reason_format(why, sizeof why, r->reasons) : "", r->reasons ? ")" : "");
-    if (p->tty) fprintf(p->progress, "\r\033[K%s: %zu/%zu cases", r->kernel, p->done, p->total);
-    fflush(p->progress);
+    struct stat s;
+    if (stat(path, &s) == 0 && S_ISDIR(s.st_mode))
+        return MMP_ERR(MMP_STATUS_IO, "cannot write %s: it is a directory", path);
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 16);
+    if (!tmp) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
+    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        mmp_status st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    close(fd);
+    unlink(tmp);
+    free(tmp);
+    return MMP_STATUS_OK;
+}
+
+static void append_message(mmp_case_result *r, const char *text)
+{
+    size_t used = strlen(r->message);
+    snprintf(r->message + used, sizeof r->message - used, "%s%s", used ? "; " : "", text);
+}
+
+/* --sanitize: re-run the smallest case of each kernel (or every case matching --filter) under
+ * compute-sanitizer; findings make the case FAIL with reason sanitizer. Returns 1 when the
+ * sanitizer could not run (said once on stderr; the cases' messages say "not run" and why). */
+static int sanitize(mmp_case_result *res, const mmp_case *cases, size_t n, const mmp_validate_args *c)
+{
+    char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0) { fprintf(stderr, "mmaprobe validate: --sanitize: cannot find this program (/proc/self/exe)\n"); return 1; }
+    self[sl] = '\0';
+    char seed[32], device[16];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)c->seed);
+    snprintf(device, sizeof device, "%d", c->o.device);
+    char *extra[64];
+    int e = 0;
+    extra[e++] = "--suite"; extra[e++] = (char *)c->suite;
+    extra[e++] = "--seed"; extra[e++] = seed;
+    extra[e++] = "--device"; extra[e++] = device;
+    if (c->mutants) extra[e++] = "--mutants";
+    for (int p = 0; p < c->n_plugins && e < 60; p++) { extra[e++] = "--plugin"; extra[e++] = (char *)c->plugins[p]; }
+    extra[e] = NULL;
+    int said = 0, not_run = 0;
+    for (size_t i = 0; i < n && !stop_flag; i++) {
+        if (res[i].verdict == MMP_VERDICT_SKIP) continue;
+        if (!c->filter) {   /* the smallest case of its kernel only */
+            int smallest = 1;
+            double w = (double)cases[i].m * cases[i].n * cases[i].k;
+            for (size_t j = 0; j < n && smallest; j++)
+                if (j != i && cases[j].kernel == cases[i].kernel && res[j].verdict != MMP_VERDICT_SKIP) {
+                    double wj = (double)cases[j].m * cases[j].n * cases[j].k;
+                    smallest = wj > w || (wj == w && j > i);
+                }
+            if (!smallest) continue;
+        }
+        int finding = 0;
+        char msg[400], line[480];
+        mmp_status st = mmp_runner_sanitize_case(&finding, msg, sizeof msg, c->sanitize, self, cases[i].id, extra,
+                                                 10 * c->o.timeout_s + 60);
+        if (st != MMP_STATUS_OK) {
+            not_run = 1;
+            if (!said++) fprintf(stderr, "mmaprobe validate: --sanitize %s: not run: %s\n", c->sanitize, mmp_error_last());
+            snprintf(line, sizeof line, "sanitizer %s not run: %s", c->sanitize, mmp_error_last());
+            append_message(&res[i], line);
+            continue;
+        }
+        fprintf(stderr, "sanitizer %s %s\n", cases[i].id, msg);
+        if (!finding) continue;
+        res[i].reasons |= MMP_REASON_SANITIZER;
+        if (res[i].verdict == MMP_VERDICT_PASS) res[i].verdict = MMP_VERDICT_FAIL;
+        snprintf(line, sizeof line, "sanitizer: %s", msg);
+        append_message(&res[i], line);
+    }
+    return not_run;
+}
+
+static void usage_validate(void)
+{
+    printf("usage: mmaprobe validate [--suite smoke|edge|full|FILE] [--filter GLOB] [--seed N] [--mutants]\n"
+           "         [--tolerance bound|probabilistic|bitwise] [--atol X] [--rtol X] [--ulps N]\n"
+           "         [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate]\n"
+           "         [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]\n"
+           "  runs every case (each kernel in its own process), writes RUN.json (and RUN.json.jsonl\n"
+           "  as cases finish), prints a table. Exit 0 all pass/skip, 1 a FAIL or ERROR, 2 usage or\n"
+           "  input, 3 environment (unwritable output, full disk, no device), 4 internal.\n");
 }
 
 int mmp_cli_validate(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: mmaprobe validate [--suite smoke|edge|full|FILE] [--filter GLOB] [--seed N] [--mutants]\n"
-               "         [--tolerance bound|probabilistic|bitwise] [--atol X] [--rtol X] [--ulps N]\n"
-               "         [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate]\n"
-               "         [--plugin LIB.so]...\n"
-               "  runs every case (each kernel in its own process), writes RUN.json (and RUN.json.jsonl\n"
-               "  as cases finish), prints a table. Exit 0 all pass/skip, 1 a FAIL or ERROR, 2 usage,\n"
-               "  3 environment, 4 internal.\n");
-        return MMP_EXIT_PASS;
+    mmp_validate_args c;
+    mmp_status st = mmp_validate_args_parse(&c, "validate", argc, argv);
+    if (st != MMP_STATUS_OK) {
+        fprintf(stderr, "mmaprobe validate: %s (try 'mmaprobe validate --help')\n", mmp_error_last());
+        return MMP_EXIT_USAGE;
     }
-    cli c;
-    int rc = parse_args(&c, "validate", argc, argv);
-    if (rc >= 0) return rc;
+    if (c.help) { usage_validate(); return MMP_EXIT_PASS; }
+    st = check_output(c.output);
+    if (st != MMP_STATUS_OK) return fail("validate", st);
     mmp_env env;
     mmp_status est = mmp_env_capture(&env, c.o.device, c.seed, argc, argv);
     mmp_env_print(stdout, &env, "# ");
@@ -227,40 +241,39 @@ int mmp_cli_validate(int argc, char **argv)
     }
     mmp_case *cases;
     size_t n;
-    mmp_status st = build_cases(&cases, &n, &c);
-    if (st != MMP_STATUS_OK) {
-        fprintf(stderr, "mmaprobe validate: %s\n", mmp_error_last());
-        return mmp_status_exit_code(st);
-    }
+    st = build_cases(&cases, &n, &c);
+    if (st != MMP_STATUS_OK) return fail("validate", st);
+    size_t n_all = n;
     mmp_cases_shard(cases, &n, c.o.shard_index, c.o.shard_count);
     if (n == 0) {
-        fprintf(stderr, "mmaprobe validate: no case matches (suite %s, filter %s)\n", c.suite, c.filter ? c.filter : "-");
+        if (n_all)
+            fprintf(stderr, "mmaprobe validate: shard %d/%d of %zu cases is empty\n", c.o.shard_index, c.o.shard_count, n_all);
+        else
+            fprintf(stderr, "mmaprobe validate: no case matches (suite %s, filter %s)\n", c.suite, c.filter ? c.filter : "-");
         mmp_cases_free(cases);
         return MMP_EXIT_USAGE;
     }
-    char jl_path[4096];
+    mmp_case_result *res = calloc(n, sizeof *res);
+    if (!res) { mmp_cases_free(cases); fprintf(stderr, "mmaprobe validate: out of memory\n"); return MMP_EXIT_INTERNAL; }
+    mmp_progress ps;
+    mmp_progress_init(&ps, stderr, cases, n, isatty(2) && !(getenv("CI") && *getenv("CI")));
+    char jl_path[4200];
     snprintf(jl_path, sizeof jl_path, "%s.jsonl", c.output);
-    FILE *jl = fopen(jl_path, "w");
-    if (!jl) {
-        fprintf(stderr, "mmaprobe validate: cannot write %s\n", jl_path);
-        mmp_cases_free(cases);
-        return MMP_EXIT_ENVIRONMENT;
-    }
-    progress_state ps = {jl, stderr, isatty(2) && !getenv("CI"), 0, n, 0};
+    st = mmp_progress_open_jsonl(&ps, jl_path);
+    if (st != MMP_STATUS_OK) { free(res); mmp_cases_free(cases); return fail("validate", st); }
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     c.o.stop = &stop_flag;
-    mmp_case_result *res = calloc(n, sizeof *res);
-    if (!res) { fclose(jl); mmp_cases_free(cases); fprintf(stderr, "mmaprobe validate: out of memory\n"); return MMP_EXIT_INTERNAL; }
     fprintf(stderr, "mmaprobe validate: %zu cases (suite %s)\n", n, c.suite);
     st = mmp_runner_run(res, cases, n, &c.o, on_result, &ps);
+    mmp_progress_finish(&ps);
+    int sanitizer_not_run = 0;
+    if (c.sanitize && st == MMP_STATUS_OK && !stop_flag) sanitizer_not_run = sanitize(res, cases, n, &c);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (ps.tty) fprintf(stderr, "\r\033[K");
-    fclose(jl);
     mmp_run run;
     mmp_run_init(&run);
     run.env = env;
@@ -275,23 +288,33 @@ int mmp_cli_validate(int argc, char **argv)
     }
     mmp_runner_print_table(stdout, res, n);
     printf("%d pass, %d fail, %d error, %d skip\n", counts[0], counts[1], counts[2], counts[3]);
+    if (c.sanitize)
+        printf("sanitizer %s: %s\n", c.sanitize, sanitizer_not_run ? "NOT RUN (see the cases' messages)" : stop_flag ? "not run (interrupted)" : "run");
     int exit_code = counts[MMP_VERDICT_FAIL] || counts[MMP_VERDICT_ERROR] ? MMP_EXIT_FAIL : MMP_EXIT_PASS;
+    if (exit_code == MMP_EXIT_PASS && counts[MMP_VERDICT_PASS] == 0 && est != MMP_STATUS_OK)
+        exit_code = MMP_EXIT_ENVIRONMENT;   /* everything skipped for want of a device */
+    if (exit_code == MMP_EXIT_PASS && sanitizer_not_run)
+        exit_code = MMP_EXIT_ENVIRONMENT;   /* a requested check that could not run is no pass */
     if (st != MMP_STATUS_OK) {
         fprintf(stderr, "mmaprobe validate: %s\n", mmp_error_last());
         exit_code = MMP_EXIT_INTERNAL;
     }
-    mmp_status ws = mmp_report_write_json(c.output, &run);
+    if (ps.write_error[0]) {
+        fprintf(stderr, "mmaprobe validate: %s\n", ps.write_error);
+        if (exit_code != MMP_EXIT_INTERNAL) exit_code = MMP_EXIT_ENVIRONMENT;
+    }
+    mmp_status ws = mmp_progress_fault_hit(&ps)
+                        ? MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s [MMP_FAULT_WRITE_AFTER]", c.output, strerror(ENOSPC))
+                        : mmp_report_write_json(c.output, &run);
     if (ws != MMP_STATUS_OK) {
-        fprintf(stderr, "mmaprobe validate: %s\n", mmp_error_last());
-        exit_code = mmp_status_exit_code(ws);
+        fprintf(stderr, "mmaprobe validate: %s; the results of the finished cases are in %s\n", mmp_error_last(), jl_path);
+        if (exit_code != MMP_EXIT_INTERNAL) exit_code = mmp_status_exit_code(ws);
     } else {
         printf("results: %s%s\n", c.output, run.complete ? "" : " (PARTIAL: interrupted)");
     }
     if (stop_flag)
-        fprintf(stderr, "mmaprobe validate: interrupted by %s: partial report %s has %zu finished cases\n",
-                run.interrupted_by, c.output, ps.done);
-    if (exit_code == MMP_EXIT_PASS && counts[MMP_VERDICT_PASS] == 0 && est != MMP_STATUS_OK)
-        exit_code = MMP_EXIT_ENVIRONMENT;   /* everything skipped for want of a device */
+        fprintf(stderr, "mmaprobe validate: interrupted by %s: partial report %s has %zu finished cases of %zu\n",
+                run.interrupted_by, c.output, ps.done, n);
     mmp_run_clear(&run);
     free(res);
     mmp_cases_free(cases);

@@ -111,11 +111,9 @@ void mmp_dist_ctx_init(mmp_dist_ctx *x, const mmp_case *c)
     for (int m = 0; m < 3; m++) {
         const mmp_format_info *fi = mmp_format_get_info(x->fmt[m]);
         if (!fi || !fi->is_float) continue;
-        /* Products must not underflow the accumulator (the bound has no absolute underflow
-         * term): subnormal inputs only where their products stay normal (fp16 into fp32). */
-        int lo_acc = acc_float ? (log2_floor(acc->min_normal) + 1) / 2 + 1 : 0;
+        /* Down to the format's smallest subnormal: products and sums may underflow the
+         * accumulator, which the bound allows for (metrics.h: absolute K_eff min_normal(acc)). */
         x->wide_lo[m] = log2_floor(fi->min_subnormal);
-        if (x->wide_lo[m] < lo_acc) x->wide_lo[m] = lo_acc;
         x->wide_hi[m] = ehi < log2_floor(fi->max_finite) ? ehi : log2_floor(fi->max_finite);
         if (m == MMP_MAT_C) x->wide_hi[m] = log2_floor(lim) - 2;
         if (x->wide_hi[m] < x->wide_lo[m]) x->wide_hi[m] = x->wide_lo[m];

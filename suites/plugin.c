@@ -4,10 +4,14 @@
  * a library whose constructors or mmp_plugin_kernels() crash takes the child down, not the run.
  * Then it is loaded here and checked again: the symbol, the ABI version, the count, every
  * descriptor's fields and a possible format combination. Any problem: MMP_STATUS_INVALID with a
- * one-line message (exit 2).
+ * one-line message (exit 2). A plugin still loading after $MMP_PLUGIN_LOAD_TIMEOUT seconds
+ * (default 60) is killed and refused the same way.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -95,6 +99,15 @@ static mmp_status load_here(const mmp_kernel_desc **kernels, size_t *count, cons
     return MMP_STATUS_OK;
 }
 
+/* Seconds a plugin may take to load and list its kernels ($MMP_PLUGIN_LOAD_TIMEOUT, default 60). */
+static double load_timeout_s(void)
+{
+    const char *e = getenv("MMP_PLUGIN_LOAD_TIMEOUT");
+    char *end;
+    double t = e && *e ? strtod(e, &end) : 60;
+    return e && *e && (*end || !(t > 0) || t > 3600) ? 60 : t;
+}
+
 mmp_status mmp_plugin_load(const mmp_kernel_desc **kernels, size_t *count, const char *path)
 {
     *kernels = NULL;
@@ -116,16 +129,29 @@ mmp_status mmp_plugin_load(const mmp_kernel_desc **kernels, size_t *count, const
     close(fds[1]);
     char msg[512] = "";
     size_t have = 0;
-    for (;;) {
+    double timeout = load_timeout_s();
+    int timed_out = 0;
+    for (double waited = 0;;) {
+        struct pollfd p = {fds[0], POLLIN, 0};
+        int pr = poll(&p, 1, 100);
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr == 0) {
+            if ((waited += 0.1) > timeout) { timed_out = 1; kill(pid, SIGKILL); break; }
+            continue;
+        }
         ssize_t r = read(fds[0], msg + have, sizeof msg - 1 - have);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
         have += (size_t)r;
+        if (have == sizeof msg - 1) break;
     }
     msg[have] = '\0';
     close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (timed_out)
+        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: still loading after %g s (a constructor or %s hangs; "
+                       "MMP_PLUGIN_LOAD_TIMEOUT sets the limit)", path, timeout, MMP_PLUGIN_SYMBOL);
     if (WIFSIGNALED(status))
         return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: crashed while loading (signal %d, %s)", path, WTERMSIG(status),
                        strsignal(WTERMSIG(status)));

@@ -98,6 +98,11 @@ static void device_query(const mmp_runner_options *o)
         snprintf(dev_reason, sizeof dev_reason, "%s", o->no_device_reason[0] ? o->no_device_reason : "no CUDA device");
         return;
     }
+    if (o->have_device == 1 && o->device_cc > 0) {   /* known by the caller (and in tests) */
+        dev_state = 1;
+        dev_cc = o->device_cc;
+        return;
+    }
 #ifdef MMP_HAVE_CUDA
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -292,34 +297,59 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
 
 static const char *const mat_names[4] = {"A", "B", "C", "D"};
 
-/* Guard, padding and input damage after a launch; reasons and counts into r. */
-static void check_damage(mmp_case_result *r, operands *ops, int run)
+/* Guard, padding and input damage after a launch: reasons and counts into r, the damage into
+ * d[mat] (messages come once for both runs: say_damage). */
+static void check_damage(mmp_case_result *r, operands *ops, mmp_damage d[4])
 {
     for (int mat = 0; mat < 4; mat++) {
         mmp_buffer *b = &ops->buf[mat];
+        memset(&d[mat], 0, sizeof d[mat]);
         if (!b->image) continue;
-        mmp_damage d;
-        mmp_buffer_damage(&d, b, mat < 3);
-        if (d.guard_bytes) {
-            r->reasons |= MMP_REASON_GUARD;
-            r->n_guard += d.guard_bytes;
-            say(r, "guard: %lld bytes of %s's guard changed (run %d), first at byte %+lld from its %s",
-                (long long)d.guard_bytes, mat_names[mat], run + 1,
-                d.first_guard < 0 ? d.first_guard : d.first_guard - (long long)b->data_bytes,
-                d.first_guard < 0 ? "start" : "end");
+        mmp_buffer_damage(&d[mat], b, mat < 3);
+        if (d[mat].guard_bytes || d[mat].padding) r->reasons |= MMP_REASON_GUARD;
+        if (d[mat].logical) r->reasons |= MMP_REASON_INPUT_MODIFIED;
+        r->n_guard += d[mat].guard_bytes + d[mat].padding;
+        r->n_input_modified += d[mat].logical;
+    }
+}
+
+/* Which runs (of `runs`) show a damage: "run 1", "run 2" or "both runs" (when equal). */
+static const char *which_runs(int have0, int have1, int same)
+{
+    if (have0 && have1) return same ? "both runs" : "run 1; run 2 differs";
+    return have0 ? "run 1" : "run 2";
+}
+
+/* One message part per buffer and kind of damage, whichever run(s) showed it. */
+static void say_damage(mmp_case_result *r, const operands *ops, mmp_damage d[2][4], int runs)
+{
+    for (int mat = 0; mat < 4; mat++) {
+        const mmp_buffer *b = &ops->buf[mat];
+        if (!b->image) continue;
+        const mmp_damage *d0 = &d[0][mat], *d1 = runs > 1 ? &d[1][mat] : NULL;
+        int g0 = d0->guard_bytes != 0, g1 = d1 && d1->guard_bytes;
+        if (g0 || g1) {
+            const mmp_damage *x = g0 ? d0 : d1;
+            say(r, "guard: %lld bytes of %s's guard changed (%s), first at byte %+lld from its %s",
+                (long long)x->guard_bytes, mat_names[mat],
+                which_runs(g0, g1, g1 && d1->guard_bytes == d0->guard_bytes && d1->first_guard == d0->first_guard),
+                x->first_guard < 0 ? x->first_guard : x->first_guard - (long long)b->data_bytes,
+                x->first_guard < 0 ? "start" : "end");
         }
-        if (d.padding) {
-            r->reasons |= MMP_REASON_GUARD;
-            r->n_guard += d.padding;
-            say(r, "guard: %lld ld-padding elements of %s changed (run %d), first at [%lld][%lld] of ld %lld",
-                (long long)d.padding, mat_names[mat], run + 1, (long long)d.pad_i, (long long)d.pad_j,
-                (long long)b->ld);
+        int p0 = d0->padding != 0, p1 = d1 && d1->padding;
+        if (p0 || p1) {
+            const mmp_damage *x = p0 ? d0 : d1;
+            say(r, "guard: %lld ld-padding elements of %s changed (%s), first at [%lld][%lld] of ld %lld",
+                (long long)x->padding, mat_names[mat],
+                which_runs(p0, p1, p1 && d1->padding == d0->padding && d1->pad_i == d0->pad_i && d1->pad_j == d0->pad_j),
+                (long long)x->pad_i, (long long)x->pad_j, (long long)b->ld);
         }
-        if (d.logical) {
-            r->reasons |= MMP_REASON_INPUT_MODIFIED;
-            r->n_input_modified += d.logical;
-            say(r, "input-modified: %lld elements of %s (run %d), first (%lld,%lld)", (long long)d.logical,
-                mat_names[mat], run + 1, (long long)d.log_i, (long long)d.log_j);
+        int l0 = d0->logical != 0, l1 = d1 && d1->logical;
+        if (l0 || l1) {
+            const mmp_damage *x = l0 ? d0 : d1;
+            say(r, "input-modified: %lld elements of %s (%s), first (%lld,%lld)", (long long)x->logical, mat_names[mat],
+                which_runs(l0, l1, l1 && d1->logical == d0->logical && d1->log_i == d0->log_i && d1->log_j == d0->log_j),
+                (long long)x->log_i, (long long)x->log_j);
         }
     }
 }
@@ -365,6 +395,8 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
         }
     }
     mmp_buffer *d = &ops.buf[3];
+    mmp_damage dmg[2][4];
+    int runs_done = 0;
     for (int run = 0; run < 2; run++) {
         for (int mat = 0; mat < 3; mat++)
             if (ops.buf[mat].image) mmp_buffer_restore(&ops.buf[mat]);
@@ -379,6 +411,7 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
             goto done;
         }
         if (st != MMP_STATUS_OK) {
+            if (runs_done) say_damage(r, &ops, dmg, runs_done);
             r->verdict = MMP_VERDICT_ERROR;
             if (st == MMP_STATUS_KERNEL && !(r->reasons & MMP_REASON_CUDA)) r->reasons |= MMP_REASON_LAUNCH;
             if (st == MMP_STATUS_KERNEL) st = MMP_STATUS_OK;
@@ -386,11 +419,13 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
             goto done;
         }
         if (run == 0 || ms < r->time_kernel_ms) r->time_kernel_ms = ms;
-        check_damage(r, &ops, run);
+        check_damage(r, &ops, dmg[run]);
+        runs_done++;
         out[run] = malloc(d->data_bytes);
         if (!out[run]) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory"); goto done; }
         memcpy(out[run], mmp_buffer_host(d), d->data_bytes);
     }
+    say_damage(r, &ops, dmg, runs_done);
     /* Unwritten and nondeterministic; unwritten elements are then set to the expected value so
      * that they are reported once, as unwritten, and not again as wrong values. */
     int64_t un_i = -1, un_j = -1, nd_i = -1, nd_j = -1;
@@ -442,7 +477,17 @@ mmp_status mmp_runner_run_case(mmp_case_result *r, const mmp_case *c, const mmp_
     if (st != MMP_STATUS_OK) {
         r->verdict = MMP_VERDICT_ERROR;
         if (st == MMP_STATUS_CUDA) r->reasons |= MMP_REASON_CUDA;
-        if (!r->message[0]) snprintf(r->message, sizeof r->message, "%s", mmp_error_last());
+        if (st == MMP_STATUS_NO_MEMORY) {
+            /* too large for this machine (host or device memory): this case only, the run goes on */
+            char why[400];
+            snprintf(why, sizeof why, "%s", mmp_error_last());
+            r->message[0] = '\0';
+            say(r, "out of memory for %lldx%lldx%lld: %s", (long long)c->m, (long long)c->n, (long long)c->k, why);
+            if (c->kernel->where == MMP_KERNEL_DEVICE) r->reasons |= MMP_REASON_CUDA;
+            st = MMP_STATUS_OK;
+        } else if (!r->message[0]) {
+            snprintf(r->message, sizeof r->message, "%s", mmp_error_last());
+        }
     }
     r->time_total_ms = now_ms() - t0;
     return st;

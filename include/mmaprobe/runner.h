@@ -124,7 +124,8 @@ typedef struct mmp_runner_options {
     int device;                    /* CUDA device ordinal (default 0) */
     int shard_index, shard_count;  /* recorded in results (0/1 = not sharded) */
     int have_device;               /* -1 = unknown (ask in the child), 0 = none, 1 = yes */
-    int device_cc;                 /* major*10+minor of the device, when known */
+    int device_cc;                 /* major*10+minor of the device, when known (with have_device
+                                      1, used for the support checks instead of asking CUDA) */
     char no_device_reason[160];
     FILE *progress;                /* progress lines (NULL = none) */
     int progress_tty;              /* 1: one rewritten status line per kernel */
@@ -136,8 +137,9 @@ typedef struct mmp_runner_options {
 void mmp_runner_options_init(mmp_runner_options *o);
 
 /* One case in this process: poison, guards, canaries, two runs, reference, verdict. Returns
- * MMP_STATUS_OK whenever r holds a verdict (PASS/FAIL/ERROR/SKIP); another status only for a
- * failure of mmaprobe itself (out of memory, ...), with r->verdict = ERROR. If the kernel left a
+ * MMP_STATUS_OK whenever r holds a verdict (PASS/FAIL/ERROR/SKIP; a case too large for the host
+ * or device memory is ERROR "out of memory for MxNxK: ..."); another status only for a failure
+ * of mmaprobe itself, with r->verdict = ERROR. If the kernel left a
  * sticky CUDA error, r has MMP_REASON_CUDA and the return is MMP_STATUS_CUDA: the process must
  * not run further device cases. */
 mmp_status mmp_runner_run_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o);
@@ -153,8 +155,22 @@ mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_
                           const mmp_runner_options *o, mmp_runner_result_fn on_result, void *user);
 
 /* ---- compute-sanitizer (suites/runner_sanitize.c) ---- */
-/* Re-run case id under compute-sanitizer --tool tool (exec of self_exe with the given extra
- * validate arguments). *finding = 1 if the sanitizer reported errors (summary in msg). */
+/* The summary of one compute-sanitizer run, read from its output text. */
+typedef struct mmp_sanitizer_summary {
+    int have_summary;              /* an "ERROR SUMMARY" / "RACECHECK SUMMARY" line was found */
+    long long errors;              /* errors it reports (racecheck: errors, not warnings) */
+    char first[240];               /* the first error line, without the "=========" prefix */
+} mmp_sanitizer_summary;
+/* MMP_STATUS_PARSE when the text holds no summary (the tool did not run to its end). */
+mmp_status mmp_sanitizer_parse(mmp_sanitizer_summary *s, const char *text, size_t len);
+/* Path of compute-sanitizer ($MMP_COMPUTE_SANITIZER, $PATH, $CUDA_HOME/bin, /usr/local/cuda/bin),
+ * or MMP_STATUS_NO_DEVICE with a message saying where it looked. */
+mmp_status mmp_sanitizer_find(char *path, size_t size);
+/* Re-run case id under compute-sanitizer --tool tool (exec of self_exe validate --no-isolate
+ * --filter ID with the extra validate arguments, NULL-terminated). OK: *finding = 1 if the
+ * sanitizer reported errors; msg says "memcheck: 2 errors; first: ..." or "memcheck: clean".
+ * Otherwise the tool was not found (MMP_STATUS_NO_DEVICE) or did not finish (MMP_STATUS_KERNEL):
+ * the message says why, and the case counts as "not run" (never as clean). */
 mmp_status mmp_runner_sanitize_case(int *finding, char *msg, size_t msg_size, const char *tool,
                                     const char *self_exe, const char *case_id,
                                     char *const *extra_args, double timeout_s);

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# scripts/device/60-sanitize.sh — compute-sanitizer over the built-in GPU kernels at small sizes,
+# and raw sanitizer output samples for suites/sanitizer-samples/ (now hand-written).
+# Run from the repo root with the build in build-h200/; writes under $OUT/sanitize/. Fails soft.
+#  1. mmaprobe validate --sanitize TOOL (memcheck, racecheck, synccheck, initcheck): the smoke
+#     suite's smallest case of every kernel re-run under the tool; a finding FAILs the case with
+#     reason "sanitizer" (summary.txt lists the exit code and every sanitizer line).
+#  2. The CUDA mutants that must be caught (write past the end, missing barrier) under memcheck /
+#     racecheck directly: their raw output is what suites/sanitizer-samples/ should hold.
+set -u
+OUT=${OUT:-out}
+dir="$OUT/sanitize"
+mkdir -p "$dir"
+B=build-h200
+M="$B/mmaprobe"
+note() { echo "60-sanitize: $*" | tee -a "$dir/summary.txt"; }
+CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+[ -x "$CS" ] || { note "compute-sanitizer not found; nothing run"; exit 0; }
+[ -x "$M" ] || { note "no $M; nothing run"; exit 0; }
+"$CS" --version > "$dir/version.txt" 2>&1
+
+for tool in memcheck racecheck synccheck initcheck; do
+    timeout 900 "$M" validate --suite smoke --sanitize "$tool" -o "$dir/run-$tool.json" \
+        > "$dir/validate-$tool.txt" 2>&1
+    rc=$?
+    note "validate --sanitize $tool: exit $rc"
+    grep -E "^sanitizer |sanitizer" "$dir/validate-$tool.txt" | tee -a "$dir/summary.txt" | head -50
+done
+
+# Raw output of the tool on mutants it must catch (first matching mutant of each kind).
+mut() { "$M" list --mutants --filter "$1" 2>/dev/null | awk '/^  mut_/ && /\// {print $1; exit}'; }
+for pair in "memcheck:*write_past*" "racecheck:*barrier*" "racecheck:*race*" "synccheck:*barrier*"; do
+    tool=${pair%%:*}; pat=${pair#*:}
+    id=$(mut "mut_cuda$pat")
+    [ -n "$id" ] || { note "no CUDA mutant matching mut_cuda$pat"; continue; }
+    name=$(echo "$id" | cut -d/ -f1)
+    timeout 300 "$CS" --tool "$tool" --error-exitcode 99 "$M" validate --mutants --no-isolate \
+        --filter "$id" -o "$dir/raw-$name.json" > "$dir/raw-$tool-$name.txt" 2>&1
+    note "raw $tool on $id: exit $? -> raw-$tool-$name.txt"
+done
+# a clean sample: the smallest smoke case of the first cuBLAS kernel
+id=$("$M" list --suite smoke --filter 'cublas*' 2>/dev/null | awk '/^  cublas/ {print $1; exit}')
+[ -n "$id" ] && timeout 300 "$CS" --tool memcheck --error-exitcode 99 "$M" validate --no-isolate \
+    --filter "$id" -o "$dir/raw-clean.json" > "$dir/raw-memcheck-clean.txt" 2>&1 && note "raw memcheck clean sample: ok"
+exit 0
