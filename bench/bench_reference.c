@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "mmaprobe/cli.h"
 #include "mmaprobe/reference.h"
 #include "reference/ref_internal.h"
@@ -118,8 +120,8 @@ int main(int argc, char **argv)
     mmp_env_capture(&env, -1, seed, argc, argv);   /* queries CUDA in a child process */
     mmp_env_print(stdout, &env, "# ");
     int nthreads = ref_threads(threads);
-    printf("# bench_reference: %s x %s -> %s, host threads %d, seed %" PRIu64 "\n", mmp_format_name(fa),
-           mmp_format_name(fb), mmp_format_name(fd), nthreads, seed);
+    printf("# bench_reference: %s x %s -> %s, host threads %d, seed %" PRIu64 ", OpenBLAS core %s\n",
+           mmp_format_name(fa), mmp_format_name(fb), mmp_format_name(fd), nthreads, seed, openblas_get_corename());
     int64_t disagreements = 0;
     for (int s = 0; s < nsizes; s++) {
         int64_t n = sizes[s];

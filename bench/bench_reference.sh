@@ -29,9 +29,9 @@ fi
     OPENBLAS_CORETYPE=$core "$bin" --sizes 256,1024,2048 --mpfr-full-max 256 --mpfr-rows 8
     echo
     echo "# the same 2048^3 with OpenBLAS's own CPU detection (no OPENBLAS_CORETYPE)"
-    env -u OPENBLAS_CORETYPE "$bin" --sizes 2048 --mpfr-full-max 0 --mpfr-rows 0 | grep -v '^#'
+    env -u OPENBLAS_CORETYPE "$bin" --sizes 2048 --mpfr-full-max 0 --mpfr-rows 0 | grep -vE '^# (gpu|driver|mpfr|started|command):'
     echo
     echo "# bf16 inputs, fp32 output, 2048^3"
-    OPENBLAS_CORETYPE=$core "$bin" --a bf16 --b bf16 --d fp32 --sizes 2048 --mpfr-full-max 0 --mpfr-rows 4 | grep -v '^#'
+    OPENBLAS_CORETYPE=$core "$bin" --a bf16 --b bf16 --d fp32 --sizes 2048 --mpfr-full-max 0 --mpfr-rows 4 | grep -vE '^# (gpu|driver|mpfr|started|command):'
     echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } 2>&1 | tee "$out"

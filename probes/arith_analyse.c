@@ -8,15 +8,19 @@
  * Then every vector, the random ones included, is replayed through the fitted model.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mmaprobe/probe.h"
+#include "probes/arith_internal.h"
 
 typedef struct fam {
     const mmp_capture *cap;
     const char *probe;          /* prefix of the probe names in the family */
     double *a, *b;              /* scratch, k each */
+    size_t *idx, nidx;          /* the family's vectors (set_family) */
+    const char *idx_of;         /* the probe idx was built for */
 } fam;
 
 static int in_family(const mmp_capture_vec *v, const char *probe)
@@ -42,13 +46,24 @@ static double model_out(fam *F, const mmp_capture_vec *v, const mmp_model_params
     return d;
 }
 
+/* The indices of the family F->probe (built once per family; idx holds cap->count slots). */
+static void index_family(fam *F)
+{
+    if (F->idx_of == F->probe) return;
+    F->nidx = 0;
+    for (size_t i = 0; i < F->cap->count; i++)
+        if (in_family(&F->cap->v[i], F->probe)) F->idx[F->nidx++] = i;
+    F->idx_of = F->probe;
+}
+
 /* Mismatches of the family under p, stopping past limit. */
 static size_t family_bad(fam *F, const mmp_model_params *p, size_t limit, size_t *first)
 {
     size_t bad = 0;
-    for (size_t i = 0; i < F->cap->count; i++) {
+    index_family(F);
+    for (size_t n = 0; n < F->nidx; n++) {
+        size_t i = F->idx[n];
         const mmp_capture_vec *v = &F->cap->v[i];
-        if (!in_family(v, F->probe)) continue;
         if (!mmp_model_fp32_same(mmp_model_fp32_bits(model_out(F, v, p)), v->d)) {
             if (first && !bad) *first = i;
             if (++bad > limit) break;
@@ -57,13 +72,8 @@ static size_t family_bad(fam *F, const mmp_model_params *p, size_t limit, size_t
     return bad;
 }
 
-static void add_feature(mmp_arith_report *r, const char *name, int ok, const char *method,
-                        const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-#include <stdarg.h>
-static void add_feature(mmp_arith_report *r, const char *name, int ok, const char *method,
-                        const char *fmt, ...)
+void mmp_arith_add_feature(mmp_arith_report *r, const char *name, int ok, const char *method,
+                           const char *fmt, ...)
 {
     if (r->nf >= (int)(sizeof r->f / sizeof r->f[0])) return;
     mmp_arith_feature *f = &r->f[r->nf++];
@@ -75,6 +85,7 @@ static void add_feature(mmp_arith_report *r, const char *name, int ok, const cha
     va_end(ap);
     f->ok = ok;
 }
+#define add_feature mmp_arith_add_feature
 
 static const char *rname(mmp_round r)
 {
@@ -218,6 +229,33 @@ static void fit_floor_sub(mmp_arith_report *r, fam *F, mmp_model_params *p)
                 "%s", p->out_subnormals ? "kept" : "flushed to zero");
 }
 
+/* Step 5 (chains of instructions over K): the bits the running sum keeps. */
+static void fit_chain(mmp_arith_report *r, fam *F, const mmp_model_params *p, const mmp_arith_instr *in)
+{
+    F->probe = "chain";
+    size_t n = family_size(F->cap, "chain"), bad = family_bad(F, p, SIZE_MAX - 1, NULL);
+    int kept = 0;
+    for (size_t i = 0; i < F->cap->count; i++) {
+        const mmp_capture_vec *v = &F->cap->v[i];
+        if (!in_family(v, "chain")) continue;
+        int k = F->cap->k;
+        double t = mmp_probe_value(v->a[k - 1]) * mmp_probe_value(v->b[k - 1]);
+        double A = v->c ? mmp_probe_value(v->c) : mmp_probe_value(v->a[0]) * mmp_probe_value(v->b[0]);
+        if (!(t > 0 && A > 0)) continue;
+        int j = ilogb(A) - ilogb(t);
+        if (ldexp(A, -j) == t && v->d != mmp_probe_bits(A) && j > kept) kept = j;
+    }
+    int per = in ? in->promote : F->cap->k;
+    add_feature(r, "chain_bits_kept", bad == 0,
+                "anchor A = 2^12 in the first instruction (as c, or product 0 with c = 0), t = A*2^-j in "
+                "the last of the chained instructions: the largest j whose output differs from A",
+                "%d fraction bits survive %d chained instructions of K=%d (%s; %zu/%zu explained)", kept,
+                F->cap->k / (per > 0 ? per : F->cap->k), per,
+                in && in->promote_fp32 ? "partial results promoted to fp32 registers"
+                                       : "accumulated in the instruction's accumulator (scale-d = 1)",
+                n - bad, n);
+}
+
 mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap)
 {
     memset(rep, 0, sizeof *rep);
@@ -226,6 +264,10 @@ mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap)
     snprintf(rep->sass, sizeof rep->sass, "%s", cap->sass);
     snprintf(rep->device, sizeof rep->device, "%s", cap->device);
     snprintf(rep->origin, sizeof rep->origin, "%s", cap->origin);
+    rep->native = cap->native;
+    snprintf(rep->path_note, sizeof rep->path_note, "%s", cap->path_note);
+    if (mmp_arith_is_integer(cap->in_format)) return mmp_arith_analyse_int(rep, cap);
+    const mmp_arith_instr *instr = mmp_arith_instr_find(cap->instruction);
     mmp_model_params p;
     mmp_model_params_init(&p);
     p.in_format = cap->in_format;
@@ -233,13 +275,29 @@ mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap)
     p.block_size = cap->k;
     p.c_in_out_format = cap->out_format == MMP_FORMAT_FP16;
     p.align_floor = cap->out_format == MMP_FORMAT_FP16 ? -21 : -133;
+    /* a chain of instructions over K: blocks no longer than one instruction; promoted chains
+     * add each instruction's result in fp32 (the instruction table says which) */
+    if (instr && instr->promote > 0) {
+        p.block_size = instr->promote;
+        if (instr->promote_fp32) p.promote = instr->promote;
+    }
     MMP_TRY(mmp_model_params_check(&p));
     double *a = malloc(2 * (size_t)cap->k * sizeof *a);
     if (!a) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory analysing %s", cap->instruction);
-    fam F = {cap, "", a, a + cap->k};
+    size_t *idx = malloc((cap->count ? cap->count : 1) * sizeof *idx);
+    if (!idx) { free(a); return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory analysing %s", cap->instruction); }
+    fam F = {cap, "", a, a + cap->k, idx, 0, NULL};
     fit_anchor(rep, &F, &p);
     fit_block(rep, &F, &p);
     fit_floor_sub(rep, &F, &p);
+    if (family_size(cap, "chain")) fit_chain(rep, &F, &p, instr);
+    if (instr && !instr->wgmma && (cap->in_format == MMP_FORMAT_E4M3 || cap->in_format == MMP_FORMAT_E5M2))
+        add_feature(rep, "isa_support", 1,
+                    "PTX ISA, mma Target ISA notes: mma with .e4m3/.e5m2 requires sm_89 or higher "
+                    "(ptxas: \"Feature 'mma with FP8 floating point type' requires .target sm_89 or higher\"), "
+                    "so sm_90 is a valid target; the SASS says which path runs it",
+                    "supported on sm_89+ (sm_90 included); this capture ran %s",
+                    cap->native > 0 ? "natively" : cap->native == 0 ? "EMULATED (see hardware_path)" : "on an unknown path");
     F.probe = "special";
     size_t first = 0, nsp = family_size(cap, "special");
     size_t bad = family_bad(&F, &p, SIZE_MAX - 1, &first);
@@ -265,6 +323,7 @@ mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap)
         }
     }
     free(a);
+    free(idx);
     return MMP_STATUS_OK;
 }
 
@@ -273,10 +332,18 @@ void mmp_arith_report_print(FILE *out, const mmp_arith_report *r)
     char desc[320];
     mmp_model_params_format(desc, sizeof desc, &r->fitted);
     fprintf(out, "== %s  (SASS %s, device %s, %s)\n", r->instruction, r->sass, r->device, r->origin);
+    fprintf(out, "  %-26s %-4s %s%s%s\n", "hardware_path", "",
+            r->native > 0 ? "native" : r->native == 0 ? "EMULATED" : "unknown",
+            r->path_note[0] ? ": " : "", r->path_note);
     for (int i = 0; i < r->nf; i++)
         fprintf(out, "  %-26s %-4s %s\n  %26s      how: %s\n", r->f[i].name, r->f[i].ok ? "" : "[?]",
                 r->f[i].value, "", r->f[i].method);
-    fprintf(out, "  fitted model: %s\n", desc);
+    if (r->integer)
+        fprintf(out, "  fitted model: integer: exact products, %s%s\n",
+                r->int_saturates ? "clamped to int32" : "wrapped modulo 2^32",
+                r->int_stepwise ? " after each addition" : " once, after the exact sum");
+    else
+        fprintf(out, "  fitted model: %s\n", desc);
     fprintf(out, "  replay: %zu/%zu random vectors and %zu/%zu in all differ from the fitted model%s%s\n",
             r->random_mismatches, r->n_random, r->total_mismatches, r->n_total,
             r->mismatch_example[0] ? "; first: " : "", r->mismatch_example);
@@ -305,6 +372,8 @@ void mmp_arith_report_json(FILE *out, const mmp_arith_report *r, int last)
     json_str(out, r->device);
     fprintf(out, ", \"origin\": ");
     json_str(out, r->origin);
+    fprintf(out, ", \"native\": %s, \"path\": ", r->native > 0 ? "true" : r->native == 0 ? "false" : "null");
+    json_str(out, r->path_note);
     fprintf(out, ",\n     \"features\": [");
     for (int i = 0; i < r->nf; i++) {
         fprintf(out, "%s\n       {\"name\": ", i ? "," : "");
@@ -316,7 +385,18 @@ void mmp_arith_report_json(FILE *out, const mmp_arith_report *r, int last)
         fputc('}', out);
     }
     const mmp_model_params *p = &r->fitted;
-    fprintf(out, "],\n     \"model\": {\"block_size\": %d, \"extra_align_bits\": %d, \"result_frac_bits\": %d, "
+    if (r->integer) {
+        fprintf(out, "],\n     \"model\": {\"integer\": true, \"overflow\": \"%s\", \"clamp\": \"%s\"}",
+                r->int_saturates ? "saturate" : "wrap", r->int_stepwise ? "each addition" : "once");
+        fprintf(out, ",\n     \"random_vectors\": %zu, \"random_mismatches\": %zu, \"vectors\": %zu, "
+                     "\"mismatches\": %zu, \"first_mismatch\": ",
+                r->n_random, r->random_mismatches, r->n_total, r->total_mismatches);
+        json_str(out, r->mismatch_example);
+        fprintf(out, "}%s\n", last ? "" : ",");
+        return;
+    }
+    fprintf(out, "],\n     \"model\": {\"promote\": %d, ", p->promote);
+    fprintf(out, "\"block_size\": %d, \"extra_align_bits\": %d, \"result_frac_bits\": %d, "
                  "\"out_round\": \"%s\", \"align_round\": \"%s\", \"align_floor\": %d, \"in_subnormals\": %d, "
                  "\"out_subnormals\": %d, \"c_unused\": %d, \"unit_roundoff\": %.17g, \"text\": ",
             p->block_size, p->extra_align_bits, p->result_frac_bits,

@@ -14,7 +14,10 @@
  *   version 2 is mma.sync tf32 m16n8k8
  *   version 3 is mma.sync e4m3/e5m2 m16n8k32 (sm_89+)
  *   version 4 is wmma m16n16k16 f16 -> f32
- *   wgmma lives in probes/sm90a/arith_wgmma.cu (not yet written: reported as unsupported)
+ *   version 5 is mma.sync s8/u8 m16n8k32 and s4 m16n8k64 (s32, with and without .satfinite)
+ *   wgmma lives in probes/sm90a/arith_wgmma.cu (sm_90a only).
+ * Every capture names the SASS that ran it and whether that path is native (probes/arith_sass.c
+ * on `cuobjdump -sass` of this executable).
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -28,6 +31,7 @@
 
 #include "mmaprobe/cuda_check.h"
 #include "mmaprobe/probe.h"
+#include "probes/arith_internal.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* packing helpers (device) */
@@ -183,6 +187,59 @@ __global__ void arith_k_wmma_f16(const float *A, const float *B, const float *C,
     w::store_matrix_sync(D + (size_t)blockIdx.x * 256, fc, 16, w::mem_row_major);
 }
 
+/* version 5: integer s8 / u8 m16n8k32 and s4 m16n8k64, s32 accumulator, with or without
+ * .satfinite. Inputs arrive as int32 bit patterns in the float arrays. */
+#define ARITH_MMA_INT(PTX)                                                                         \
+    asm volatile(PTX " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\n"                \
+                 : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(d3)                                           \
+                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]),          \
+                   "r"(c[row0 * 8 + col]), "r"(c[row0 * 8 + col + 1]), "r"(c[row1 * 8 + col]),     \
+                   "r"(c[row1 * 8 + col + 1]))
+
+template <int U8, int SAT>
+__global__ void arith_k_16832_i8(const float *A, const float *B, const float *C, float *D)
+{
+    int lane = threadIdx.x, g = lane >> 2, t = lane & 3;
+    const int *a = reinterpret_cast<const int *>(A) + (size_t)blockIdx.x * 16 * 32;
+    const int *b = reinterpret_cast<const int *>(B) + (size_t)blockIdx.x * 8 * 32;
+    const int *c = reinterpret_cast<const int *>(C) + (size_t)blockIdx.x * 128;
+    int *d = reinterpret_cast<int *>(D) + (size_t)blockIdx.x * 128;
+    uint32_t ra[4] = {0, 0, 0, 0}, rb[2] = {0, 0};
+    for (int r = 0; r < 4; r++) {   /* register r: row g (+8 if r odd), 4 bytes from column 4t (+16) */
+        int row = g + 8 * (r & 1), col = 4 * t + 16 * (r >> 1);
+        for (int i = 0; i < 4; i++) ra[r] |= ((uint32_t)a[row * 32 + col + i] & 0xffu) << (8 * i);
+    }
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < 4; i++) rb[r] |= ((uint32_t)b[g * 32 + 4 * t + 16 * r + i] & 0xffu) << (8 * i);
+    int row0 = g, row1 = g + 8, col = 2 * t, d0, d1, d2, d3;
+    if (U8 && SAT) ARITH_MMA_INT("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32");
+    else if (U8) ARITH_MMA_INT("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32");
+    else if (SAT) ARITH_MMA_INT("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32");
+    else ARITH_MMA_INT("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
+    d[row0 * 8 + col] = d0; d[row0 * 8 + col + 1] = d1; d[row1 * 8 + col] = d2; d[row1 * 8 + col + 1] = d3;
+}
+
+template <int SAT>
+__global__ void arith_k_16864_s4(const float *A, const float *B, const float *C, float *D)
+{
+    int lane = threadIdx.x, g = lane >> 2, t = lane & 3;
+    const int *a = reinterpret_cast<const int *>(A) + (size_t)blockIdx.x * 16 * 64;
+    const int *b = reinterpret_cast<const int *>(B) + (size_t)blockIdx.x * 8 * 64;
+    const int *c = reinterpret_cast<const int *>(C) + (size_t)blockIdx.x * 128;
+    int *d = reinterpret_cast<int *>(D) + (size_t)blockIdx.x * 128;
+    uint32_t ra[4] = {0, 0, 0, 0}, rb[2] = {0, 0};
+    for (int r = 0; r < 4; r++) {   /* register r: row g (+8 if r odd), 8 nibbles from column 8t (+32) */
+        int row = g + 8 * (r & 1), col = 8 * t + 32 * (r >> 1);
+        for (int i = 0; i < 8; i++) ra[r] |= ((uint32_t)a[row * 64 + col + i] & 0xfu) << (4 * i);
+    }
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < 8; i++) rb[r] |= ((uint32_t)b[g * 64 + 8 * t + 32 * r + i] & 0xfu) << (4 * i);
+    int row0 = g, row1 = g + 8, col = 2 * t, d0, d1, d2, d3;
+    if (SAT) ARITH_MMA_INT("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32");
+    else ARITH_MMA_INT("mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32");
+    d[row0 * 8 + col] = d0; d[row0 * 8 + col + 1] = d1; d[row1 * 8 + col] = d2; d[row1 * 8 + col + 1] = d3;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* host side */
 
@@ -191,47 +248,29 @@ typedef void (*arith_kernel)(const float *, const float *, const float *, float 
 typedef struct kernel_row {
     const char *id;
     arith_kernel fn;
-    const char *symbol;   /* for cuobjdump -fun */
+    const char *sass_key; /* part of the mangled name: picks the function in cuobjdump -sass */
     int rows, cols;       /* tile: rows of A (= rows of C), columns of B; vectors per tile = min */
 } kernel_row;
 
 static const kernel_row kernel_rows[] = {
-    {"mma.f16.f32", arith_k_16816<0, 0>, "arith_k_16816<0, 0>", 16, 8},
-    {"mma.f16.f16", arith_k_16816<0, 1>, "arith_k_16816<0, 1>", 16, 8},
-    {"mma.bf16.f32", arith_k_16816<1, 0>, "arith_k_16816<1, 0>", 16, 8},
-    {"mma.tf32.f32", arith_k_1688_tf32, "arith_k_1688_tf32", 16, 8},
-    {"mma.e4m3.f32", arith_k_16832_f8<0>, "arith_k_16832_f8<0>", 16, 8},
-    {"mma.e5m2.f32", arith_k_16832_f8<1>, "arith_k_16832_f8<1>", 16, 8},
-    {"wmma.f16.f32", arith_k_wmma_f16, "arith_k_wmma_f16", 16, 16},
+    {"mma.f16.f32", arith_k_16816<0, 0>, "13arith_k_16816ILi0ELi0EE", 16, 8},
+    {"mma.f16.f16", arith_k_16816<0, 1>, "13arith_k_16816ILi0ELi1EE", 16, 8},
+    {"mma.bf16.f32", arith_k_16816<1, 0>, "13arith_k_16816ILi1ELi0EE", 16, 8},
+    {"mma.tf32.f32", arith_k_1688_tf32, "17arith_k_1688_tf32", 16, 8},
+    {"mma.e4m3.f32", arith_k_16832_f8<0>, "16arith_k_16832_f8ILi0EE", 16, 8},
+    {"mma.e5m2.f32", arith_k_16832_f8<1>, "16arith_k_16832_f8ILi1EE", 16, 8},
+    {"wmma.f16.f32", arith_k_wmma_f16, "16arith_k_wmma_f16", 16, 16},
+    {"mma.s8.s32", arith_k_16832_i8<0, 0>, "16arith_k_16832_i8ILi0ELi0EE", 16, 8},
+    {"mma.s8.s32.satfinite", arith_k_16832_i8<0, 1>, "16arith_k_16832_i8ILi0ELi1EE", 16, 8},
+    {"mma.u8.s32", arith_k_16832_i8<1, 0>, "16arith_k_16832_i8ILi1ELi0EE", 16, 8},
+    {"mma.u8.s32.satfinite", arith_k_16832_i8<1, 1>, "16arith_k_16832_i8ILi1ELi1EE", 16, 8},
+    {"mma.s4.s32", arith_k_16864_s4<0>, "16arith_k_16864_s4ILi0EE", 16, 8},
+    {"mma.s4.s32.satfinite", arith_k_16864_s4<1>, "16arith_k_16864_s4ILi1EE", 16, 8},
 };
-
-/* The SASS opcode of the tensor-core instruction in kernel `symbol` of this executable:
- * cuobjdump -sass, first HMMA/IMMA/HGMMA/QGMMA/... mnemonic in the function's listing. */
-static void sass_name(char *out, size_t size, const char *symbol)
-{
-    snprintf(out, size, "unknown (cuobjdump unavailable)");
-    /* cuobjdump prints mangled names; the plain identifier is a substring of them */
-    char cmd[768];
-    char base[64];
-    snprintf(base, sizeof base, "%s", symbol);
-    char *lt = strchr(base, '<');
-    if (lt) *lt = 0;
-    snprintf(cmd, sizeof cmd,
-             "PATH=$PATH:/usr/local/cuda/bin cuobjdump -sass /proc/%d/exe 2>/dev/null | awk '/Function :/{cur=$0} {if (index(cur,\"%s\")) print}' "
-             "| grep -oE '(HMMA|IMMA|HGMMA|QGMMA|IGMMA|OMMA|QMMA)[.A-Z0-9_]*' | sort | uniq -c | sort -rn | head -3 | awk '{printf \"%%s%%s\", (NR>1?\",\":\"\"), $2}'",
-             (int)getpid(), base);
-    FILE *p = popen(cmd, "r");
-    if (!p) return;
-    char line[256] = "";
-    if (fgets(line, sizeof line, p) && line[0]) {
-        line[strcspn(line, "\n")] = 0;
-        snprintf(out, size, "%s", line);
-    }
-    pclose(p);
-}
 
 extern "C" mmp_status mmp_arith_capture_gpu(mmp_capture *cap, const mmp_arith_instr *in, int dev)
 {
+    if (in->wgmma) return mmp_arith_capture_wgmma(cap, in, dev);
     const kernel_row *kr = NULL;
     for (size_t i = 0; i < sizeof kernel_rows / sizeof kernel_rows[0]; i++)
         if (strcmp(kernel_rows[i].id, in->id) == 0) kr = &kernel_rows[i];
@@ -284,6 +323,6 @@ extern "C" mmp_status mmp_arith_capture_gpu(mmp_capture *cap, const mmp_arith_in
     }
     snprintf(cap->device, sizeof cap->device, "%s", prop.name);
     snprintf(cap->origin, sizeof cap->origin, "gpu");
-    sass_name(cap->sass, sizeof cap->sass, kr->symbol);
+    mmp_arith_set_sass(cap, kr->sass_key, cc);
     return MMP_STATUS_OK;
 }

@@ -13,29 +13,65 @@
  *   floor   c = 0 and one or two tiny products (1+2^-p)*2^-m: bits lost below the exponent floor;
  *   subnorm subnormal inputs (products of a subnormal and 1) and subnormal outputs;
  *   special NaN, Inf*0, +Inf with -Inf, Inf with finite, -0 products and c = -0;
+ *   chain   (chains of instructions over K: wgmma .chain4/.promote4) anchor A = 2^12 in the first
+ *           instruction and t = A*2^-j in the last product: the bits the running sum keeps
+ *           across instructions, in the accumulator (scale-d = 1) or promoted to fp32;
  *   random  random values (exponents within +-8), then random bit patterns of the input format
  *           (including NaN/Inf/subnormals) with random fp32 c.
+ * Integer instructions (s8/u8/s4, +-satfinite) have their own families: probes/arith_int.c.
+ * The ".c0" wgmma rows run the same vectors with scale-d = 0: the analysis then finds c unused
+ * (as in the published H100/H200 FP8 vectors); the rows without it measure the accumulator
+ * with a non-zero C.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mmaprobe/probe.h"
+#include "probes/arith_internal.h"
 
+/* Columns: id, PTX, in, out, K, min cc, wgmma, satfinite, scale-d = 0 (c ignored), instruction K
+ * of a chain (0: one instruction), chain promoted to fp32. The wgmma rows run with scale-d = 1
+ * (the accumulator input used) unless their id ends in ".c0"; ".chain4" rows issue four wgmma
+ * with scale-d = 1 into one accumulator, ".promote4" rows four wgmma with scale-d = 0 whose
+ * results are added in fp32 registers (the FP8 GEMM "promotion"). */
+#define F(x) MMP_FORMAT_##x
 static const mmp_arith_instr instrs[] = {
-    {"mma.f16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", MMP_FORMAT_FP16, MMP_FORMAT_FP32, 16, 80, 0},
-    {"mma.f16.f16", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", MMP_FORMAT_FP16, MMP_FORMAT_FP16, 16, 80, 0},
-    {"mma.bf16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", MMP_FORMAT_BF16, MMP_FORMAT_FP32, 16, 80, 0},
-    {"mma.tf32.f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", MMP_FORMAT_TF32, MMP_FORMAT_FP32, 8, 80, 0},
-    {"mma.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", MMP_FORMAT_E4M3, MMP_FORMAT_FP32, 32, 89, 0},
-    {"mma.e5m2.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", MMP_FORMAT_E5M2, MMP_FORMAT_FP32, 32, 89, 0},
-    {"wmma.f16.f32", "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32", MMP_FORMAT_FP16, MMP_FORMAT_FP32, 16, 70, 0},
-    {"wgmma.f16.f32", "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16", MMP_FORMAT_FP16, MMP_FORMAT_FP32, 16, 90, 1},
-    {"wgmma.bf16.f32", "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16", MMP_FORMAT_BF16, MMP_FORMAT_FP32, 16, 90, 1},
-    {"wgmma.tf32.f32", "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", MMP_FORMAT_TF32, MMP_FORMAT_FP32, 8, 90, 1},
-    {"wgmma.e4m3.f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3", MMP_FORMAT_E4M3, MMP_FORMAT_FP32, 32, 90, 1},
-    {"wgmma.e5m2.f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2", MMP_FORMAT_E5M2, MMP_FORMAT_FP32, 32, 90, 1},
+    {"mma.f16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", F(FP16), F(FP32), 16, 80, 0, 0, 0, 0, 0},
+    {"mma.f16.f16", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", F(FP16), F(FP16), 16, 80, 0, 0, 0, 0, 0},
+    {"mma.bf16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", F(BF16), F(FP32), 16, 80, 0, 0, 0, 0, 0},
+    {"mma.tf32.f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", F(TF32), F(FP32), 8, 80, 0, 0, 0, 0, 0},
+    /* PTX ISA (mma, "Target ISA notes"): .e4m3/.e5m2 mma requires sm_89 or higher, so sm_90 is
+     * included (ptxas 13.0 accepts it for sm_90); the SASS check says whether Hopper runs it
+     * on a native FP8 path or converts to f16 first */
+    {"mma.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", F(E4M3), F(FP32), 32, 89, 0, 0, 0, 0, 0},
+    {"mma.e5m2.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", F(E5M2), F(FP32), 32, 89, 0, 0, 0, 0, 0},
+    {"wmma.f16.f32", "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32", F(FP16), F(FP32), 16, 70, 0, 0, 0, 0, 0},
+    {"mma.s8.s32", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", F(INT8), F(INT32), 32, 80, 0, 0, 0, 0, 0},
+    {"mma.s8.s32.satfinite", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32", F(INT8), F(INT32), 32, 80, 0, 1, 0, 0, 0},
+    {"mma.u8.s32", "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32", F(UINT8), F(INT32), 32, 80, 0, 0, 0, 0, 0},
+    {"mma.u8.s32.satfinite", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32", F(UINT8), F(INT32), 32, 80, 0, 1, 0, 0, 0},
+    {"mma.s4.s32", "mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32", F(INT4), F(INT32), 64, 80, 0, 0, 0, 0, 0},
+    {"mma.s4.s32.satfinite", "mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32", F(INT4), F(INT32), 64, 80, 0, 1, 0, 0, 0},
+    {"wgmma.f16.f32", "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16", F(FP16), F(FP32), 16, 90, 1, 0, 0, 0, 0},
+    {"wgmma.f16.f16", "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16", F(FP16), F(FP16), 16, 90, 1, 0, 0, 0, 0},
+    {"wgmma.bf16.f32", "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16", F(BF16), F(FP32), 16, 90, 1, 0, 0, 0, 0},
+    {"wgmma.tf32.f32", "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", F(TF32), F(FP32), 8, 90, 1, 0, 0, 0, 0},
+    {"wgmma.f16.f32.c0", "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 (scale-d 0)", F(FP16), F(FP32), 16, 90, 1, 0, 1, 0, 0},
+    {"wgmma.bf16.f32.c0", "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 (scale-d 0)", F(BF16), F(FP32), 16, 90, 1, 0, 1, 0, 0},
+    {"wgmma.tf32.f32.c0", "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 (scale-d 0)", F(TF32), F(FP32), 8, 90, 1, 0, 1, 0, 0},
+    {"wgmma.e4m3.f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3", F(E4M3), F(FP32), 32, 90, 1, 0, 0, 0, 0},
+    {"wgmma.e4m3.f32.c0", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 (scale-d 0)", F(E4M3), F(FP32), 32, 90, 1, 0, 1, 0, 0},
+    {"wgmma.e4m3.f16", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3", F(E4M3), F(FP16), 32, 90, 1, 0, 0, 0, 0},
+    {"wgmma.e5m2.f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2", F(E5M2), F(FP32), 32, 90, 1, 0, 0, 0, 0},
+    {"wgmma.e5m2.f32.c0", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2 (scale-d 0)", F(E5M2), F(FP32), 32, 90, 1, 0, 1, 0, 0},
+    {"wgmma.e5m2.f16", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e5m2", F(E5M2), F(FP16), 32, 90, 1, 0, 0, 0, 0},
+    {"wgmma.e4m3.f32.chain4", "4 x wgmma m64n8k32 e4m3, scale-d 1", F(E4M3), F(FP32), 128, 90, 1, 0, 0, 32, 0},
+    {"wgmma.e4m3.f32.promote4", "4 x wgmma m64n8k32 e4m3, scale-d 0, fp32 FADD", F(E4M3), F(FP32), 128, 90, 1, 0, 0, 32, 1},
+    {"wgmma.e5m2.f32.chain4", "4 x wgmma m64n8k32 e5m2, scale-d 1", F(E5M2), F(FP32), 128, 90, 1, 0, 0, 32, 0},
+    {"wgmma.e5m2.f32.promote4", "4 x wgmma m64n8k32 e5m2, scale-d 0, fp32 FADD", F(E5M2), F(FP32), 128, 90, 1, 0, 0, 32, 1},
 };
+#undef F
 
 const mmp_arith_instr *mmp_arith_instrs(size_t *count)
 {
@@ -89,14 +125,16 @@ static int split_product(double *a, double *b, double v, const in_fmt *F)
     if (v == 0.0) { *a = 0.0; *b = 0.0; return 1; }
     int e = ilogb(v);
     double m = ldexp(v, -e);               /* [1,2), carries the sign */
-    int best = 1 << 30;
-    for (int ea = -160; ea <= 160; ea++) {
-        double x = ldexp(m, ea), y = ldexp(1.0, e - ea);
-        if (!representable(x, F) || !representable(y, F)) continue;
-        int bal = abs(ea - (e - ea));
-        if (bal < best) { best = bal; *a = x; *b = y; }
-    }
-    return best != 1 << 30;
+    /* the most balanced split first: ea = e/2, then outward (|ea - (e - ea)| grows with d) */
+    int h = e >= 0 ? e / 2 : -((-e + 1) / 2);
+    for (int d = 0; d <= 330; d++)
+        for (int side = 0; side < 2; side++) {
+            int ea = side ? h - d : h + d;
+            if ((side && d == 0) || ea < -160 || ea > 160) continue;
+            double x = ldexp(m, ea), y = ldexp(1.0, e - ea);
+            if (representable(x, F) && representable(y, F)) { *a = x; *b = y; return 1; }
+        }
+    return 0;
 }
 
 /* Decode a random bit pattern of the input format (sign, exponent, fraction). */
@@ -184,7 +222,8 @@ static mmp_status design_block(builder *B)
     for (int scale = 0; scale < 2; scale++)
         for (int e = 0; e <= 8; e++) {
             double s = ldexp(1.0, -((scale ? 14 : 24) + e));
-            for (int i = 1; i + 1 < k; i++) {
+            /* i up to 66: enough to tell every block size the analysis tries (<= 64) */
+            for (int i = 1; i + 1 < k && i <= 66; i++) {
                 zero(B);
                 int ok = put(B, i, 1.0) && put(B, i + 1, -1.0);
                 for (int j = 0; j < i && ok; j++) ok = put(B, j, s);
@@ -253,11 +292,33 @@ static mmp_status design_special(builder *B)
     return MMP_STATUS_OK;
 }
 
+/* Chains of instructions over K (promote > 0): anchor A in the first instruction (as c, or as
+ * product 0 with c = 0), t = +-A*2^-j in the last product: how many bits of the running sum
+ * survive the chain. A = 2^12 keeps t = A*2^-j a product of two inputs up to j = 30 even
+ * for FP8 (smallest e4m3 product 2^-18). */
+static mmp_status design_chain(builder *B)
+{
+    int k = B->cap->k;
+    double A = ldexp(1.0, 12);
+    for (int anchor_c = 0; anchor_c <= 1; anchor_c++)
+        for (int j = 1; j <= 30; j++)
+            for (int sg = 0; sg < 2; sg++) {
+                zero(B);
+                if (!anchor_c && !put(B, 0, A)) continue;
+                if (!put(B, k - 1, (sg ? -1.0 : 1.0) * ldexp(A, -j))) continue;
+                MMP_TRY(add_vec(B, "chain", anchor_c ? A : 0.0));
+            }
+    return MMP_STATUS_OK;
+}
+
 static mmp_status design_random(builder *B, size_t n, uint64_t seed)
 {
     const in_fmt *F = B->F;
     uint64_t s = seed;
     int k = B->cap->k;
+    /* every bit pattern of the input format decoded once (2^8 .. 2^19 doubles) */
+    double *table = n ? malloc(((size_t)1 << F->bits) * sizeof *table) : NULL;
+    for (uint32_t u = 0; table && u < (1u << F->bits); u++) table[u] = decode_bits(u, F);
     for (size_t v = 0; v < n; v++) {
         int bits_mode = v >= n / 2;
         double c;
@@ -266,11 +327,14 @@ static mmp_status design_random(builder *B, size_t n, uint64_t seed)
                 uint64_t r = rng_next(&s);
                 double x;
                 if (bits_mode) {
-                    x = decode_bits((uint32_t)r & ((1u << F->bits) - 1), F);
+                    uint32_t pat = (uint32_t)r & ((1u << F->bits) - 1);
+                    x = table ? table[pat] : decode_bits(pat, F);
                 } else {
                     int e = (int)(r % 17) - 8;
                     uint32_t frac = (uint32_t)(r >> 8) & ((1u << (F->prec - 1)) - 1);
-                    x = ldexp(1.0 + ldexp((double)frac, 1 - F->prec), e);
+                    /* (1 + frac/2^(prec-1)) * 2^e from the binary64 fields (e in -8..8) */
+                    uint64_t u = ((uint64_t)(e + 1023) << 52) | ((uint64_t)frac << (53 - F->prec));
+                    memcpy(&x, &u, sizeof x);
                     if (fabs(x) > F->max) x = F->max;
                     if (r >> 63) x = -x;
                 }
@@ -284,8 +348,10 @@ static mmp_status design_random(builder *B, size_t n, uint64_t seed)
         } else {
             c = ldexp((double)(uint32_t)(r >> 40) / 16777216.0 + 0.5, (int)(r % 9) - 4) * (r & 1 ? -1 : 1);
         }
-        MMP_TRY(add_vec(B, bits_mode ? "randbits" : "random", c));
+        mmp_status st = add_vec(B, bits_mode ? "randbits" : "random", c);
+        if (st != MMP_STATUS_OK) { free(table); return st; }
     }
+    free(table);
     return MMP_STATUS_OK;
 }
 
@@ -293,6 +359,7 @@ mmp_status mmp_arith_design(mmp_capture *cap, const mmp_arith_instr *in, size_t 
                             uint64_t seed)
 {
     if (!cap || !in) return MMP_ERR(MMP_STATUS_INVALID, "arith design: NULL argument");
+    if (mmp_arith_is_integer(in->in_format)) return mmp_arith_design_int(cap, in, n_random, seed);
     const in_fmt *F = in_fmt_of(in->in_format);
     if (!F) return MMP_ERR(MMP_STATUS_UNSUPPORTED, "arith design: %s has no float input format", in->id);
     mmp_capture_init(cap, in->id, in->in_format, in->out_format, in->k);
@@ -301,7 +368,9 @@ mmp_status mmp_arith_design(mmp_capture *cap, const mmp_arith_instr *in, size_t 
     mmp_status st;
     if ((st = design_anchor(&B)) != MMP_STATUS_OK || (st = design_block(&B)) != MMP_STATUS_OK ||
         (st = design_floor(&B)) != MMP_STATUS_OK || (st = design_subnormal(&B)) != MMP_STATUS_OK ||
-        (st = design_special(&B)) != MMP_STATUS_OK || (st = design_random(&B, n_random, seed)) != MMP_STATUS_OK) {
+        (st = design_special(&B)) != MMP_STATUS_OK ||
+        (in->promote > 0 && (st = design_chain(&B)) != MMP_STATUS_OK) ||
+        (st = design_random(&B, n_random, seed)) != MMP_STATUS_OK) {
         mmp_capture_clear(cap);
         return st;
     }
@@ -310,6 +379,10 @@ mmp_status mmp_arith_design(mmp_capture *cap, const mmp_arith_instr *in, size_t 
 
 mmp_status mmp_arith_model_outputs(mmp_capture *cap, const mmp_model_params *p)
 {
+    if (mmp_arith_is_integer(cap->in_format)) {
+        const mmp_arith_instr *in = mmp_arith_instr_find(cap->instruction);
+        return mmp_arith_model_outputs_int(cap, in ? in->satfinite : 0, 0);
+    }
     double a[256], b[256];
     for (size_t i = 0; i < cap->count; i++) {
         mmp_capture_vec *v = &cap->v[i];

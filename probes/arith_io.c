@@ -5,6 +5,7 @@
  *   mmaprobe-arith-capture 1
  *   instruction mma.f16.f32
  *   sass HMMA.16816.F32
+ *   native yes <note>                 (yes | no | unknown, then why: the SASS path; optional)
  *   device NVIDIA H200
  *   origin gpu                        (or "synthetic: <model parameters>")
  *   in fp16
@@ -31,6 +32,7 @@ void mmp_capture_init(mmp_capture *cap, const char *instruction, mmp_format in, 
     snprintf(cap->sass, sizeof cap->sass, "unknown");
     snprintf(cap->device, sizeof cap->device, "unknown");
     snprintf(cap->origin, sizeof cap->origin, "gpu");
+    cap->native = -1;
     cap->in_format = in;
     cap->out_format = out;
     cap->k = k;
@@ -99,9 +101,11 @@ mmp_status mmp_capture_write(const mmp_capture *cap, const char *path)
     if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
     fprintf(f, "mmaprobe-arith-capture 1\n# format: probes/arith_io.c; one vector per line:\n"
                "# <probe> <c> <d> <a_0..a_k-1> <b_0..b_k-1>, hex fp32 patterns\n");
-    fprintf(f, "instruction %s\nsass %s\ndevice %s\norigin %s\nin %s\nout %s\nk %d\ncount %zu\n",
-            cap->instruction, cap->sass, cap->device, cap->origin, fname(cap->in_format),
-            fname(cap->out_format), cap->k, cap->count);
+    fprintf(f, "instruction %s\nsass %s\nnative %s %s\ndevice %s\norigin %s\nin %s\nout %s\nk %d\ncount %zu\n",
+            cap->instruction, cap->sass,
+            cap->native > 0 ? "yes" : cap->native == 0 ? "no" : "unknown",
+            cap->path_note[0] ? cap->path_note : "-", cap->device, cap->origin,
+            fname(cap->in_format), fname(cap->out_format), cap->k, cap->count);
     for (size_t i = 0; i < cap->count; i++) {
         const mmp_capture_vec *v = &cap->v[i];
         fprintf(f, "%s %08x %08x", v->probe, v->c, v->d);
@@ -132,7 +136,7 @@ mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
     size_t lsize = 0, lineno = 0;
     mmp_status st = MMP_STATUS_OK;
     int version = 0, k = 0;
-    char instr[32] = "", sass[48] = "", dev[128] = "", origin[256] = "", tmp[32];
+    char instr[32] = "", sass[96] = "", native[200] = "", dev[128] = "", origin[256] = "", tmp[32];
     mmp_format in = MMP_FORMAT_COUNT_, out = MMP_FORMAT_COUNT_;
     uint32_t *a = NULL;
     while (getline(&line, &lsize, f) > 0) {
@@ -147,6 +151,7 @@ mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
         }
         if (!strncmp(line, "instruction ", 12)) { rest_of(instr, sizeof instr, line, "instruction"); continue; }
         if (!strncmp(line, "sass ", 5)) { rest_of(sass, sizeof sass, line, "sass"); continue; }
+        if (!strncmp(line, "native ", 7)) { rest_of(native, sizeof native, line, "native"); continue; }
         if (!strncmp(line, "device ", 7)) { rest_of(dev, sizeof dev, line, "device"); continue; }
         if (!strncmp(line, "origin ", 7)) { rest_of(origin, sizeof origin, line, "origin"); continue; }
         if (!strncmp(line, "count ", 6)) continue;
@@ -172,6 +177,12 @@ mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
             }
             mmp_capture_init(cap, instr, in, out, k);
             if (sass[0]) snprintf(cap->sass, sizeof cap->sass, "%s", sass);
+            if (native[0]) {
+                /* "yes <note>", "no <note>", "unknown <note>" */
+                cap->native = !strncmp(native, "yes", 3) ? 1 : !strncmp(native, "no", 2) ? 0 : -1;
+                const char *n = strchr(native, ' ');
+                snprintf(cap->path_note, sizeof cap->path_note, "%s", n ? n + 1 : "");
+            }
             if (dev[0]) snprintf(cap->device, sizeof cap->device, "%s", dev);
             if (origin[0]) snprintf(cap->origin, sizeof cap->origin, "%s", origin);
             a = malloc(2 * (size_t)k * sizeof *a);
@@ -200,5 +211,107 @@ mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
     if (st == MMP_STATUS_OK && !version) st = MMP_ERR(MMP_STATUS_PARSE, "%s: empty capture", path);
     if (st == MMP_STATUS_OK && !cap->k) st = MMP_ERR(MMP_STATUS_PARSE, "%s: capture has no vectors", path);
     if (st != MMP_STATUS_OK) mmp_capture_clear(cap);
+    return st;
+}
+
+/* Binary captures: the forked GPU child hands its captures to the parent this way (10^5
+ * vectors of K = 128 are 100 MB of text, 100 ms of binary). Layout: "MMPCAPB1", the header
+ * strings at their struct sizes, native/in/out/k as int32, count as uint64, then per vector
+ * probe[24], c, d, and the input words (2k per vector). Same-machine only (host byte order). */
+static const char bin_magic[8] = {'M', 'M', 'P', 'C', 'A', 'P', 'B', '1'};
+
+mmp_status mmp_capture_write_bin(const mmp_capture *cap, const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+    int32_t h[4] = {cap->native, (int32_t)cap->in_format, (int32_t)cap->out_format, cap->k};
+    uint64_t n = cap->count;
+    fwrite(bin_magic, 1, sizeof bin_magic, f);
+    fwrite(cap->instruction, 1, sizeof cap->instruction, f);
+    fwrite(cap->sass, 1, sizeof cap->sass, f);
+    fwrite(cap->device, 1, sizeof cap->device, f);
+    fwrite(cap->origin, 1, sizeof cap->origin, f);
+    fwrite(cap->path_note, 1, sizeof cap->path_note, f);
+    fwrite(h, sizeof h[0], 4, f);
+    fwrite(&n, sizeof n, 1, f);
+    for (size_t i = 0; i < cap->count; i++) {
+        fwrite(cap->v[i].probe, 1, sizeof cap->v[i].probe, f);
+        fwrite(&cap->v[i].c, 4, 1, f);
+        fwrite(&cap->v[i].d, 4, 1, f);
+    }
+    if (cap->count) fwrite(cap->store, 4, cap->count * 2 * (size_t)cap->k, f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return MMP_ERR(MMP_STATUS_IO, "error writing %s", path);
+    return MMP_STATUS_OK;
+}
+
+mmp_status mmp_capture_read_bin(mmp_capture *cap, const char *path)
+{
+    memset(cap, 0, sizeof *cap);
+    FILE *f = fopen(path, "rb");
+    if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot open capture %s: %s", path, strerror(errno));
+    char magic[8];
+    mmp_capture h;
+    int32_t w[4];
+    uint64_t n;
+    int ok = fread(magic, 1, 8, f) == 8 && !memcmp(magic, bin_magic, 8) &&
+             fread(h.instruction, 1, sizeof h.instruction, f) == sizeof h.instruction &&
+             fread(h.sass, 1, sizeof h.sass, f) == sizeof h.sass &&
+             fread(h.device, 1, sizeof h.device, f) == sizeof h.device &&
+             fread(h.origin, 1, sizeof h.origin, f) == sizeof h.origin &&
+             fread(h.path_note, 1, sizeof h.path_note, f) == sizeof h.path_note &&
+             fread(w, sizeof w[0], 4, f) == 4 && fread(&n, sizeof n, 1, f) == 1 &&
+             w[3] >= 1 && w[3] <= 256 && w[1] >= 0 && w[1] < MMP_FORMAT_COUNT_ && w[2] >= 0 &&
+             w[2] < MMP_FORMAT_COUNT_ && n < ((uint64_t)1 << 32);
+    if (!ok) {
+        fclose(f);
+        return MMP_ERR(MMP_STATUS_PARSE, "%s: not a binary mmaprobe capture", path);
+    }
+    h.instruction[sizeof h.instruction - 1] = h.sass[sizeof h.sass - 1] = 0;
+    h.device[sizeof h.device - 1] = h.origin[sizeof h.origin - 1] = h.path_note[sizeof h.path_note - 1] = 0;
+    mmp_capture_init(cap, h.instruction, (mmp_format)w[1], (mmp_format)w[2], w[3]);
+    snprintf(cap->sass, sizeof cap->sass, "%s", h.sass);
+    snprintf(cap->device, sizeof cap->device, "%s", h.device);
+    snprintf(cap->origin, sizeof cap->origin, "%s", h.origin);
+    snprintf(cap->path_note, sizeof cap->path_note, "%s", h.path_note);
+    cap->native = w[0];
+    mmp_status st = MMP_STATUS_OK;
+    size_t words = (size_t)n * 2 * (size_t)w[3];
+    cap->v = malloc((n ? n : 1) * sizeof *cap->v);
+    cap->store = malloc((words ? words : 1) * sizeof *cap->store);
+    if (!cap->v || !cap->store) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory reading %s", path);
+    for (size_t i = 0; st == MMP_STATUS_OK && i < n; i++) {
+        mmp_capture_vec *v = &cap->v[i];
+        if (fread(v->probe, 1, sizeof v->probe, f) != sizeof v->probe || fread(&v->c, 4, 1, f) != 1 ||
+            fread(&v->d, 4, 1, f) != 1)
+            st = MMP_ERR(MMP_STATUS_PARSE, "%s: truncated at vector %zu", path, i);
+        v->probe[sizeof v->probe - 1] = 0;
+        v->a = cap->store + i * 2 * (size_t)w[3];
+        v->b = v->a + w[3];
+    }
+    if (st == MMP_STATUS_OK && words && fread(cap->store, 4, words, f) != words)
+        st = MMP_ERR(MMP_STATUS_PARSE, "%s: truncated input words", path);
+    fclose(f);
+    if (st != MMP_STATUS_OK) { mmp_capture_clear(cap); return st; }
+    cap->count = cap->capacity = (size_t)n;
+    return MMP_STATUS_OK;
+}
+
+/* Write the text capture keeping every designed vector and the first `keep` random ones. */
+mmp_status mmp_capture_write_subset(const mmp_capture *cap, const char *path, size_t keep)
+{
+    mmp_capture sub = *cap;
+    mmp_capture_vec *v = malloc((cap->count ? cap->count : 1) * sizeof *v);
+    if (!v) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory writing %s", path);
+    size_t n = 0, r = 0;
+    for (size_t i = 0; i < cap->count; i++) {
+        int rnd = strncmp(cap->v[i].probe, "rand", 4) == 0;
+        if (rnd && r++ >= keep) continue;
+        v[n++] = cap->v[i];
+    }
+    sub.v = v;
+    sub.count = n;
+    mmp_status st = mmp_capture_write(&sub, path);
+    free(v);
     return st;
 }

@@ -63,17 +63,25 @@ static int result_frac(const mmp_model_params *p)
     return p->result_frac_bits > 0 ? p->result_frac_bits : range_of(p->out_format)->frac;
 }
 
+static const char *promote_text(const mmp_model_params *p)
+{
+    static _Thread_local char buf[32];
+    if (p->promote <= 0) return "";
+    snprintf(buf, sizeof buf, " promote=%d", p->promote);
+    return buf;
+}
+
 void mmp_model_params_format(char *buf, size_t size, const mmp_model_params *p)
 {
     const fmt_range *o = range_of(p->out_format);
     snprintf(buf, size,
              "in=%s out=%s block=%d extra_bits=%d result_frac=%d align=%s out_round=%s floor=%d "
-             "in_sub=%d out_sub=%d c_in_out=%d prod_norm=%d%s",
+             "in_sub=%d out_sub=%d c_in_out=%d prod_norm=%d%s%s",
              fmt_name(p->in_format), fmt_name(p->out_format),
              p->block_size, p->extra_align_bits, o ? result_frac(p) : -1,
              round_name(p->align_round), round_name(p->out_round), p->align_floor,
              p->in_subnormals, p->out_subnormals, p->c_in_out_format, p->products_normalised,
-             p->c_unused ? " c=unused" : "");
+             p->c_unused ? " c=unused" : "", promote_text(p));
 }
 
 mmp_status mmp_model_params_check(const mmp_model_params *p)
@@ -95,6 +103,8 @@ mmp_status mmp_model_params_check(const mmp_model_params *p)
                        p->result_frac_bits);
     if ((unsigned)p->align_round > MMP_ROUND_DOWN || (unsigned)p->out_round > MMP_ROUND_DOWN)
         return MMP_ERR(MMP_STATUS_INVALID, "model rounding mode out of range");
+    if (p->promote < 0 || p->promote > 256)
+        return MMP_ERR(MMP_STATUS_INVALID, "model promotion interval %d not in 0..256", p->promote);
     if (p->chain != MMP_MODEL_CHAIN_SEQUENTIAL)
         return MMP_ERR(MMP_STATUS_UNSUPPORTED, "model chaining order %d is not implemented", (int)p->chain);
     return MMP_STATUS_OK;
@@ -148,10 +158,17 @@ static double round_result(uint64_t m, int e0, int neg, int frac, const fmt_rang
 /* A finite non-zero x as sig * 2^(exp - fbits), sig an integer, exp >= emin (subnormals keep emin). */
 static void split(uint64_t *sig, int *exp, double x, int emin, int fbits)
 {
-    int e = ilogb(x);
-    if (e < emin) e = emin;
-    *exp = e;
-    *sig = (uint64_t)ldexp(fabs(x), fbits - e);
+    /* from the binary64 fields (x is a normal double: every value here is an fp32 or narrower
+     * value): |x| = (2^52 + m) * 2^(e-52); sig = |x| * 2^(fbits-E) with E = max(e, emin) is an
+     * integer because x is exact in the format, so the shift below drops only zero bits */
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    int e = (int)((u >> 52) & 0x7ff) - 1023;
+    uint64_t m = (u & 0xfffffffffffffull) | (1ull << 52);
+    int E = e < emin ? emin : e;
+    *exp = E;
+    int sh = 52 - fbits + (E - e);
+    *sig = sh >= 64 ? 0 : sh >= 0 ? m >> sh : m << -sh;
 }
 
 /* One block: n products plus the accumulator c (exact in the output format). */
@@ -249,12 +266,53 @@ mmp_status mmp_model_dot(double *d, const double *a, const double *b, double c, 
     if (pos_inf || neg_inf) { *d = pos_inf ? INFINITY : -INFINITY; return MMP_STATUS_OK; }
     if (p->c_in_out_format) c = to_out(c, o);
     if (isinf(c)) { *d = c; return MMP_STATUS_OK; }
+    if (p->promote > 0 && p->promote < k && p->out_format == MMP_FORMAT_FP32) {
+        /* promotion: each group of `promote` products from a zero accumulator, each group's
+         * fp32 result added to the running fp32 sum; (float)(double x + double y) is the
+         * correctly rounded fp32 sum of two fp32 values (53 >= 2*24 + 2) */
+        for (int g = 0; g < k; g += p->promote) {
+            int n = k - g < p->promote ? k - g : p->promote;
+            double w = 0.0;
+            for (int i = 0; i < n; i += p->block_size) {
+                int nb = n - i < p->block_size ? n - i : p->block_size;
+                w = block(a + g + i, b + g + i, nb, w, p, in, o);
+                if (!isfinite(w)) break;
+            }
+            c = (double)(float)(c + w);
+            if (isnan(c)) break;
+        }
+        *d = c;
+        return MMP_STATUS_OK;
+    }
     for (int i = 0; i < k; i += p->block_size) {
         int n = k - i < p->block_size ? k - i : p->block_size;
         c = block(a + i, b + i, n, c, p, in, o);
         if (!isfinite(c)) break;  /* an overflowed block gives the output's infinity */
     }
     *d = c;
+    return MMP_STATUS_OK;
+}
+
+/* The low 32 bits of s as a two's-complement value (no implementation-defined conversion). */
+static int64_t wrap32(int64_t s)
+{
+    uint32_t w = (uint32_t)(uint64_t)s;
+    return w <= (uint32_t)INT32_MAX ? (int64_t)w : (int64_t)w - ((int64_t)1 << 32);
+}
+
+mmp_status mmp_model_int_dot(int32_t *d, const int32_t *a, const int32_t *b, int32_t c, int k,
+                             int satfinite, int stepwise)
+{
+    if (!d || !a || !b) return MMP_ERR(MMP_STATUS_INVALID, "integer model: NULL argument");
+    if (k < 1) return MMP_ERR(MMP_STATUS_INVALID, "integer model: K %d < 1", k);
+    int64_t s = c;
+    for (int i = 0; i < k; i++) {
+        s += (int64_t)a[i] * b[i];  /* |a_i b_i| <= 2^16: no int64 overflow for K <= 2^40 */
+        if (stepwise && satfinite) s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
+        if (stepwise && !satfinite) s = wrap32(s);
+    }
+    if (satfinite) s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
+    *d = (int32_t)wrap32(s);
     return MMP_STATUS_OK;
 }
 
@@ -295,8 +353,19 @@ double mmp_model_error_bound(const mmp_model_params *p, int k, double s)
      * accumulator), E <= exponent of the largest term <= log2(s) + 1 in magnitude terms, so
      * the loss is < (b+1) * 2^-(23+extra) * 2 * s; then the block result is rounded (u).
      * Summed over ceil(K/b) blocks, each bounded by the running magnitude s (first order). */
-    int nb = (k + p->block_size - 1) / p->block_size;
     double align = (p->block_size + 1) * ldexp(2.0, -(23 + p->extra_align_bits));
     double u = mmp_model_unit_roundoff(p);
+    if (p->promote > 0 && p->promote < k) {
+        /* promotion: each group of `promote` products is a chain of its own blocks from zero,
+         * its error bounded as above by g times the group's own magnitude s_g (sum s_g <= s, so
+         * all groups together lose at most g*s); then one fp32 round-to-nearest addition per
+         * group, 2^-24 of the running sum (<= s, first order) each */
+        int ng = (k + p->promote - 1) / p->promote;
+        int nbg = (p->promote + p->block_size - 1) / p->block_size;
+        double g = nbg * (align + u) * (1.0 + nbg * (align + u));
+        double f = ng * ldexp(1.0, -24);
+        return (g + f * (1.0 + g)) * s * (1.0 + f);
+    }
+    int nb = (k + p->block_size - 1) / p->block_size;
     return nb * (align + u) * s * (1.0 + nb * (align + u));
 }

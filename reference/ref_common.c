@@ -182,6 +182,16 @@ int ref_format_bits(mmp_format f)
     return fi->storage_bits;   /* int4: 4, int8: 8, int32: 32 (magnitude bits <= these) */
 }
 
+/* Nearest-even rounding of a double to f: format.h's, with the native conversions for fp64
+ * (identity) and fp32 (C's double -> float: IEEE 754 nearest-even, subnormals and overflow to
+ * Inf included; check_reference compares it with MPFR). */
+static double round_ne(double x, mmp_format f)
+{
+    if (f == MMP_FORMAT_FP64) return x;
+    if (f == MMP_FORMAT_FP32) return (double)(float)x;
+    return mmp_format_round(x, f, MMP_ROUND_NEAREST_EVEN, 0);
+}
+
 static int same_value(double x, double y)
 {
     return (isnan(x) && isnan(y)) || (x == y && signbit(x) == signbit(y));
@@ -207,14 +217,14 @@ double mmp_ref_round_out(double d64, int ternary, mmp_format f)
     const mmp_format_info *fi = mmp_format_get_info(f);
     if (!fi) return NAN;
     if (ternary == 0 || !isfinite(d64) || f == MMP_FORMAT_FP64 || !fi->is_float)
-        return mmp_format_round(d64, f, MMP_ROUND_NEAREST_EVEN, 0);
+        return round_ne(d64, f);
     /* X lies strictly between d64 and its neighbour nb on X's side (or at the half-way point):
      * no double, hence no boundary, lies strictly between them. Nearest rounding is monotone,
      * so if d64 and nb round alike, X rounds the same way. Otherwise the boundary is d64 or nb:
      * if it is d64, X (on nb's side of it) rounds as nb; if it is nb, X rounds as d64. */
     double nb = nextafter(d64, ternary > 0 ? -INFINITY : INFINITY);
-    double r0 = mmp_format_round(d64, f, MMP_ROUND_NEAREST_EVEN, 0);
-    double r1 = mmp_format_round(nb, f, MMP_ROUND_NEAREST_EVEN, 0);
+    double r0 = round_ne(d64, f);
+    double r1 = round_ne(nb, f);
     if (same_value(r0, r1)) return r0;
     return is_boundary(fabs(d64), f, fi) ? r1 : r0;
 }
@@ -241,8 +251,8 @@ int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_fo
     double lo = W == 0.0 ? sh : nextafter(sh - W, -INFINITY);
     double hi = W == 0.0 ? sh : nextafter(sh + W, INFINITY);
     if (fi->is_float) {
-        double r0 = mmp_format_round(lo, f, MMP_ROUND_NEAREST_EVEN, 0);
-        double r1 = mmp_format_round(hi, f, MMP_ROUND_NEAREST_EVEN, 0);
+        double r0 = round_ne(lo, f);
+        double r1 = round_ne(hi, f);
         if (!same_value(r0, r1)) return 0;
         *d64 = sh; *dout = r0;
         return 1;

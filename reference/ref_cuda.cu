@@ -14,9 +14,10 @@
  *   3. optionally forms fl(|A||B|) with one more DGEMM for the metrics' bound;
  * then the state comes back and the host adds the remainder terms, alpha/beta, decides each
  * rounding (ref_cert_finish) and sends the undecided elements to MPFR.
- * Inputs are HOST pointers (the runner keeps host copies of its operands). Device memory:
- * A and B in binary64, the slices (S_a + S_b planes), one M x N product and the 3 M x N state
- * arrays: about 4.5 GB beyond nothing else at 8192^3 with 2 + 2 slices; all freed on return.
+ * Inputs are HOST pointers (the runner keeps host copies of its operands). Device memory, at
+ * 8192^3 with 2 + 2 slices: A, B in binary64 (1 GB) + slices (2 GB) + one product (0.5 GB)
+ * while slicing and forming |A||B|; then A, B are freed and the 3 state arrays (1.5 GB) come:
+ * peak about 4 GB, all freed on return.
  * CUDA is first touched here: call it only in a process that does not fork afterwards.
  */
 #include <cublas_v2.h>
@@ -115,17 +116,35 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
     MMP_CUDA_CHECK(cudaMalloc(&g->qa, mk * c->sa * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->qb, kn * c->sb * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->p, mn * sizeof(double)));
+    slice_a_kernel<<<blocks(mk), 256>>>(g->qa, g->a, g->ea, m, k, c->beta, c->sa);
+    slice_b_kernel<<<blocks(kn), 256>>>(g->qb, g->b, g->fb, k, n, c->beta, c->sb);
+    MMP_CUDA_CHECK(cudaGetLastError());
+    MMP_TRY(sync_time(&r->time.convert_s, t0));
+    const double one = 1.0, zero = 0.0;
+    if (r->absbound) {   /* fl(|A||B|) for the metrics, one more DGEMM */
+        double t4 = ref_now();
+        abs_kernel<<<blocks(mk), 256>>>(g->a, (int64_t)mk);
+        abs_kernel<<<blocks(kn), 256>>>(g->b, (int64_t)kn);
+        MMP_CUDA_CHECK(cudaGetLastError());
+        MMP_CUBLAS_CHECK(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, g->b,
+                                     (int)k, g->a, (int)k, &zero, g->p, (int)n));
+        double *ab = (double *)malloc(mn * sizeof(double));
+        if (!ab) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate |A||B| on the host");
+        cudaError_t e = cudaMemcpy(ab, g->p, mn * sizeof(double), cudaMemcpyDeviceToHost);
+        if (e == cudaSuccess) ref_absbound_finish(r, d, ab);
+        free(ab);
+        MMP_CUDA_CHECK(e);
+        r->time.gemm_s += ref_now() - t4;
+    }
+    /* A and B are sliced: free them before the state arrays (peak memory) */
+    cudaFree(g->a); cudaFree(g->b);
+    g->a = g->b = NULL;
     MMP_CUDA_CHECK(cudaMalloc(&g->h, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->l, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->err, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMemset(g->h, 0, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMemset(g->l, 0, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMemset(g->err, 0, mn * sizeof(double)));
-    slice_a_kernel<<<blocks(mk), 256>>>(g->qa, g->a, g->ea, m, k, c->beta, c->sa);
-    slice_b_kernel<<<blocks(kn), 256>>>(g->qb, g->b, g->fb, k, n, c->beta, c->sb);
-    MMP_CUDA_CHECK(cudaGetLastError());
-    MMP_TRY(sync_time(&r->time.convert_s, t0));
-    const double one = 1.0, zero = 0.0;
     for (int lvl = 2; lvl <= c->sa + c->sb; lvl++)
         for (int s = 1; s <= c->sa; s++) {
             int t = lvl - s;
@@ -147,21 +166,6 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
     MMP_CUDA_CHECK(cudaMemcpy(c->l, g->l, mn * sizeof(double), cudaMemcpyDeviceToHost));
     MMP_CUDA_CHECK(cudaMemcpy(c->err, g->err, mn * sizeof(double), cudaMemcpyDeviceToHost));
     r->time.combine_s += ref_now() - t3;
-    if (r->absbound) {   /* fl(|A||B|) for the metrics, one more DGEMM */
-        double t4 = ref_now();
-        abs_kernel<<<blocks(mk), 256>>>(g->a, (int64_t)mk);
-        abs_kernel<<<blocks(kn), 256>>>(g->b, (int64_t)kn);
-        MMP_CUDA_CHECK(cudaGetLastError());
-        MMP_CUBLAS_CHECK(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, g->b,
-                                     (int)k, g->a, (int)k, &zero, g->p, (int)n));
-        double *ab = (double *)malloc(mn * sizeof(double));
-        if (!ab) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate |A||B| on the host");
-        cudaError_t e = cudaMemcpy(ab, g->p, mn * sizeof(double), cudaMemcpyDeviceToHost);
-        if (e == cudaSuccess) ref_absbound_finish(r, d, ab);
-        free(ab);
-        MMP_CUDA_CHECK(e);
-        r->time.gemm_s += ref_now() - t4;
-    }
     return MMP_STATUS_OK;
 }
 

@@ -7,12 +7,17 @@
  * 2. The stored captures in probes/captures/synthetic-*.txt (the exact capture format the GPU
  *    step writes) read back and analyse to their origin's parameters.
  * 3. A capture with one output changed must be reported as a mismatch (the test can fail).
+ * 4. Integer probes (s8/u8/s4, +-satfinite): wrap and clamp recovered from synthetic captures; a
+ *    device whose .satfinite wraps is flagged against the PTX ISA; a clamp after every addition
+ *    is told apart from a clamp of the exact sum.
+ * 5. Real H200 captures (probes/captures/h200-*.txt, when stored) replay with 0 mismatches.
  */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "mmaprobe/probe.h"
+#include "probes/arith_internal.h"
 #include "suites/check_main.h"
 
 static const char *gpus[] = {"V100", "A100", "Ada", "H200"};
@@ -68,7 +73,14 @@ START_TEST(test_stored_captures)
         ck_assert_str_eq(cap.instruction, ins[i].id);
         mmp_arith_report rep;
         ck_assert_int_eq(mmp_arith_analyse(&rep, &cap), MMP_STATUS_OK);
-        expect_recovered(&rep, &mmp_model_preset_find("H200", ins[i].id)->params, path);
+        if (mmp_arith_is_integer(cap.in_format)) {
+            ck_assert_int_eq(rep.int_saturates, ins[i].satfinite);
+            ck_assert_msg(rep.total_mismatches == 0, "%s: %s", path, rep.mismatch_example);
+        } else {
+            const mmp_model_preset *row = mmp_model_preset_find("H200", ins[i].id);
+            ck_assert_msg(row != NULL, "%s: no H200 row for %s", path, ins[i].id);
+            expect_recovered(&rep, &row->params, path);
+        }
         /* write and read back: the format round-trips */
         char tmp[] = "/tmp/mmp-check-arith-XXXXXX";
         int fd = mkstemp(tmp);
@@ -141,6 +153,74 @@ START_TEST(test_bad_capture)
 }
 END_TEST
 
+/* Integer probes: synthetic captures under each documented rule are recovered; a capture
+ * whose satfinite outputs wrap is reported as differing from the PTX ISA. */
+START_TEST(test_integer_recovery)
+{
+    static const char *ids[] = {"mma.s8.s32", "mma.s8.s32.satfinite", "mma.u8.s32",
+                                "mma.u8.s32.satfinite", "mma.s4.s32", "mma.s4.s32.satfinite"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        const mmp_arith_instr *in = mmp_arith_instr_find(ids[i]);
+        ck_assert_ptr_nonnull(in);
+        mmp_capture cap;
+        ck_assert_int_eq(mmp_arith_design(&cap, in, 300, mmp_check_seed), MMP_STATUS_OK);
+        ck_assert_int_eq(mmp_arith_model_outputs(&cap, NULL), MMP_STATUS_OK);
+        mmp_arith_report rep;
+        ck_assert_int_eq(mmp_arith_analyse(&rep, &cap), MMP_STATUS_OK);
+        ck_assert_int_eq(rep.integer, 1);
+        ck_assert_msg(rep.int_saturates == in->satfinite, "%s: saturates %d", ids[i], rep.int_saturates);
+        ck_assert_int_eq(rep.int_stepwise, 0);
+        ck_assert_msg(rep.total_mismatches == 0, "%s: %s", ids[i], rep.mismatch_example);
+        for (int f = 0; f < rep.nf; f++)
+            ck_assert_msg(rep.f[f].ok, "%s: feature %s inconsistent: %s", ids[i], rep.f[f].name, rep.f[f].value);
+        /* a device whose .satfinite wraps: recovered as wrap, flagged against the ISA */
+        if (in->satfinite) {
+            ck_assert_int_eq(mmp_arith_model_outputs_int(&cap, 0, 0), MMP_STATUS_OK);
+            ck_assert_int_eq(mmp_arith_analyse(&rep, &cap), MMP_STATUS_OK);
+            ck_assert_int_eq(rep.int_saturates, 0);
+            int flagged = 0;
+            for (int f = 0; f < rep.nf; f++)
+                if (!strcmp(rep.f[f].name, "ptx_isa_agreement")) flagged = !rep.f[f].ok;
+            ck_assert_msg(flagged, "%s: wrapping satfinite not flagged", ids[i]);
+        }
+        /* a device clamping after each addition is told apart (signed inputs) */
+        if (in->satfinite && in->in_format != MMP_FORMAT_UINT8) {
+            ck_assert_int_eq(mmp_arith_model_outputs_int(&cap, 1, 1), MMP_STATUS_OK);
+            ck_assert_int_eq(mmp_arith_analyse(&rep, &cap), MMP_STATUS_OK);
+            ck_assert_int_eq(rep.int_stepwise, 1);
+        }
+        mmp_capture_clear(&cap);
+    }
+}
+END_TEST
+
+/* The capture's SASS path (native yes/no + note) survives a write and a read. */
+START_TEST(test_native_round_trip)
+{
+    const mmp_arith_instr *in = mmp_arith_instr_find("mma.s4.s32");
+    mmp_capture cap, back;
+    ck_assert_int_eq(mmp_arith_design(&cap, in, 10, 1), MMP_STATUS_OK);
+    ck_assert_int_eq(cap.native, -1);
+    cap.native = 0;
+    snprintf(cap.sass, sizeof cap.sass, "IMMA.16832.S8.S8");
+    snprintf(cap.path_note, sizeof cap.path_note, "emulated: calls $__internal_1_$__cuda_sm_9x_mma_sub_byte");
+    char tmp[] = "/tmp/mmp-check-arith-XXXXXX";
+    int fd = mkstemp(tmp);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(mmp_capture_write(&cap, tmp), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_capture_read(&back, tmp), MMP_STATUS_OK);
+    ck_assert_int_eq(back.native, 0);
+    ck_assert_str_eq(back.path_note, cap.path_note);
+    ck_assert_str_eq(back.sass, "IMMA.16832.S8.S8");
+    ck_assert_int_eq(back.in_format, MMP_FORMAT_INT4);
+    ck_assert_int_eq(back.out_format, MMP_FORMAT_INT32);
+    unlink(tmp);
+    mmp_capture_clear(&back);
+    mmp_capture_clear(&cap);
+}
+END_TEST
+
 static Suite *arith_suite(void)
 {
     Suite *s = suite_create("arith");
@@ -151,6 +231,8 @@ static Suite *arith_suite(void)
     tcase_add_test(tc, test_real_captures);
     tcase_add_test(tc, test_mismatch_detected);
     tcase_add_test(tc, test_bad_capture);
+    tcase_add_test(tc, test_integer_recovery);
+    tcase_add_test(tc, test_native_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -130,7 +130,7 @@ START_TEST(test_params_and_roundoff)
     double d;
     mmp_model_params_init(&p);
     ck_assert_int_eq(mmp_model_dot(&d, NULL, NULL, 0, 0, &p), MMP_STATUS_INVALID);
-    mmp_model_params h = row("H100", "mma.f16.f32"), w = row("H100", "wgmma.e4m3.f32");
+    mmp_model_params h = row("H100", "mma.f16.f32"), w = row("H100", "wgmma.e4m3.f32.c0");
     ck_assert(mmp_model_unit_roundoff(&h) == ldexp(1, -23));
     ck_assert(mmp_model_unit_roundoff(&w) == ldexp(1, -13));
     h.out_round = MMP_ROUND_NEAREST_EVEN;

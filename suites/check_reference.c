@@ -7,113 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdint.h>
+#include <mpfr.h>
+
 #include "mmaprobe/reference.h"
 #include "suites/check_main.h"
-
-static uint64_t rs;
-static uint64_t rnd64(void)
-{
-    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
-    return rs;
-}
-static double urand(void) { return (double)(rnd64() >> 11) * 0x1p-53; }   /* [0, 1) */
-
-typedef enum { GEN_RANDOM, GEN_WIDE, GEN_CANCEL, GEN_SPECIAL } gen_kind;
-
-typedef struct {
-    mmp_gemm g;
-    void *a, *b, *c;
-} prob;
-
-/* A value of format f: uniform in [-1, 1), or (wide) with a random exponent over the
- * format's range, subnormals included. */
-static double value_for(mmp_format f, gen_kind kind)
-{
-    const mmp_format_info *fi = mmp_format_get_info(f);
-    double x;
-    if (!fi->is_float) {
-        double span = fi->max_finite - fi->lowest + 1;
-        x = fi->lowest + floor(urand() * span);
-        return x > fi->max_finite ? fi->max_finite : x;
-    }
-    if (kind == GEN_WIDE) {
-        int lo = fi->emin - fi->precision, hi = fi->emax;
-        if (f == MMP_FORMAT_FP64) { lo = -1074; hi = 480; }   /* products and sums stay finite */
-        if (f == MMP_FORMAT_FP32) { hi = 60; }
-        int e = lo + (int)(urand() * (hi - lo + 1));
-        x = ldexp(0.5 + 0.5 * urand(), e);
-    } else {
-        x = urand();
-    }
-    if (rnd64() & 1) x = -x;
-    return mmp_format_round(x, f, MMP_ROUND_NEAREST_EVEN, 1);
-}
-
-static void *alloc_fill(mmp_format f, mmp_layout l, int64_t ld, int64_t rows, int64_t cols, gen_kind kind)
-{
-    size_t span = mmp_gemm_span(l, ld, rows, cols);
-    size_t bytes = mmp_format_bytes(f, span) + 16;
-    unsigned char *p = malloc(bytes);
-    for (size_t i = 0; i < bytes; i++) p[i] = (unsigned char)rnd64();   /* padding = garbage */
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
-            mmp_format_store(p, mmp_gemm_index(l, ld, i, j), value_for(f, kind), f, MMP_ROUND_NEAREST_EVEN, 1);
-    return p;
-}
-
-static void prob_make(prob *p, mmp_format fa, mmp_format fb, mmp_format fc, mmp_format fd, int64_t m,
-                      int64_t n, int64_t k, int layouts, int pad, double alpha, double beta, gen_kind kind)
-{
-    mmp_gemm_init(&p->g, fa, fb, fc, fd, m, n, k);
-    p->g.la = (layouts & 1) ? MMP_LAYOUT_COL : MMP_LAYOUT_ROW;
-    p->g.lb = (layouts & 2) ? MMP_LAYOUT_COL : MMP_LAYOUT_ROW;
-    p->g.lc = (layouts & 4) ? MMP_LAYOUT_COL : MMP_LAYOUT_ROW;
-    p->g.lda = (p->g.la == MMP_LAYOUT_ROW ? k : m) + 2 * pad;
-    p->g.ldb = (p->g.lb == MMP_LAYOUT_ROW ? n : k) + 2 * pad;
-    p->g.ldc = (p->g.lc == MMP_LAYOUT_ROW ? n : m) + 2 * pad;
-    p->g.alpha = alpha; p->g.beta = beta;
-    p->a = alloc_fill(fa, p->g.la, p->g.lda, m, k, kind);
-    p->b = alloc_fill(fb, p->g.lb, p->g.ldb, k, n, kind);
-    p->c = beta != 0.0 ? alloc_fill(fc, p->g.lc, p->g.ldc, m, n, kind) : NULL;
-    if (kind == GEN_CANCEL) {
-        /* a_i,2t+1 = a_i,2t and b_2t+1,j = -b_2t,j (sometimes nudged by one ulp-ish), so most
-         * products cancel in pairs: exact zeros and tiny residues. */
-        for (int64_t t = 0; t + 1 < k; t += 2) {
-            for (int64_t i = 0; i < m; i++) {
-                double v = mmp_format_load(p->a, mmp_gemm_index(p->g.la, p->g.lda, i, t), fa);
-                mmp_format_store(p->a, mmp_gemm_index(p->g.la, p->g.lda, i, t + 1), v, fa, MMP_ROUND_NEAREST_EVEN, 1);
-            }
-            for (int64_t j = 0; j < n; j++) {
-                double v = mmp_format_load(p->b, mmp_gemm_index(p->g.lb, p->g.ldb, t, j), fb);
-                double w = (rnd64() % 4 == 0) ? -v * (1 + 0x1p-7) : -v;
-                mmp_format_store(p->b, mmp_gemm_index(p->g.lb, p->g.ldb, t + 1, j), w, fb, MMP_ROUND_NEAREST_EVEN, 1);
-            }
-        }
-    }
-    if (kind == GEN_SPECIAL) {
-        const mmp_format_info *ia = mmp_format_get_info(fa), *ib = mmp_format_get_info(fb);
-        double sa[] = {NAN, INFINITY, -INFINITY}, sb[] = {INFINITY, -INFINITY, 0.0};
-        for (int t = 0; t < 3; t++) {
-            int64_t i = (int64_t)(rnd64() % (uint64_t)m), kk = (int64_t)(rnd64() % (uint64_t)k);
-            if (ia->has_nan || ia->has_inf)
-                mmp_format_store(p->a, mmp_gemm_index(p->g.la, p->g.lda, i, kk), sa[t], fa, MMP_ROUND_NEAREST_EVEN, 0);
-            int64_t j = (int64_t)(rnd64() % (uint64_t)n);
-            kk = (int64_t)(rnd64() % (uint64_t)k);
-            if (ib->has_inf)
-                mmp_format_store(p->b, mmp_gemm_index(p->g.lb, p->g.ldb, kk, j), sb[t], fb, MMP_ROUND_NEAREST_EVEN, 0);
-        }
-        if (p->c && mmp_format_get_info(fc)->has_nan)
-            mmp_format_store(p->c, mmp_gemm_index(p->g.lc, p->g.ldc, 0, 0), NAN, fc, MMP_ROUND_NEAREST_EVEN, 0);
-    }
-}
-
-static void prob_free(prob *p) { free(p->a); free(p->b); free(p->c); }
-
-static int same_bits(double x, double y)
-{
-    if (isnan(x) && isnan(y)) return 1;
-    return memcmp(&x, &y, sizeof x) == 0;
-}
+#include "suites/ref_testgen.h"
 
 static void run_path(mmp_ref_result *r, const prob *p, mmp_ref_path path, int force)
 {
@@ -303,6 +202,73 @@ START_TEST(long_k)
 }
 END_TEST
 
+/* mmp_ref_round_out (the one place both paths turn d64 + ternary into the output format)
+ * against MPFR rounding X itself: precision p, subnormals by mpfr_subnormalize in the format's
+ * exponent range, overflow past max_finite to Inf (NaN for e4m3). X = d64 -/+ a tiny amount, on
+ * and near the format's midpoints, subnormal midpoints and the overflow threshold. */
+static double mpfr_round_fmt(mpfr_t x, mmp_format f)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+    mpfr_t y;
+    mpfr_init2(y, fi->precision);
+    mpfr_set_emin(fi->emin - fi->precision + 1);
+    mpfr_set_emax(fi->emax + 1);   /* one binade more: overflow is judged below, after rounding */
+    int t = mpfr_set(y, x, MPFR_RNDN);
+    t = mpfr_check_range(y, t, MPFR_RNDN);
+    mpfr_subnormalize(y, t, MPFR_RNDN);
+    double r = mpfr_get_d(y, MPFR_RNDN);
+    mpfr_set_emin(emin);
+    mpfr_set_emax(emax);
+    mpfr_clear(y);
+    if (fabs(r) > fi->max_finite) r = fi->has_inf ? copysign(INFINITY, r) : NAN;
+    return r;
+}
+
+START_TEST(round_out_matches_mpfr)
+{
+    static const mmp_format fs[] = {MMP_FORMAT_FP32, MMP_FORMAT_TF32, MMP_FORMAT_FP16, MMP_FORMAT_BF16,
+                                    MMP_FORMAT_E4M3, MMP_FORMAT_E5M2};
+    rs = mmp_check_seed + 31;
+    mpfr_t x;
+    mpfr_init2(x, 300);
+    long checked = 0;
+    for (size_t fi = 0; fi < sizeof fs / sizeof fs[0]; fi++) {
+        mmp_format f = fs[fi];
+        const mmp_format_info *inf = mmp_format_get_info(f);
+        for (int t = 0; t < 20000; t++) {
+            /* a random format value v and its upper neighbour: the midpoint is a double */
+            double v = fabs(value_for(f, (rnd64() & 1) ? GEN_WIDE : GEN_RANDOM));
+            if (rnd64() % 8 == 0) v = inf->max_finite;
+            double up = mmp_format_round(nextafter(v, INFINITY), f, MMP_ROUND_UP, 0);
+            if (!isfinite(up)) up = v + (v - mmp_format_round(nextafter(v, 0), f, MMP_ROUND_DOWN, 1));
+            double d64 = v + (up - v) / 2;   /* midpoint or the overflow threshold */
+            int kind = (int)(rnd64() % 4);
+            if (kind == 3) d64 = nextafter(d64, (rnd64() & 1) ? INFINITY : 0.0);
+            if (rnd64() & 1) d64 = -d64;
+            for (int tern = -1; tern <= 1; tern++) {
+                mpfr_set_d(x, d64, MPFR_RNDN);
+                if (tern != 0 && d64 != 0) {   /* X = d64 - tern * tiny: d64 = RN64(X) */
+                    mpfr_t tiny;
+                    mpfr_init2(tiny, 53);
+                    mpfr_set_d(tiny, fabs(d64), MPFR_RNDN);
+                    mpfr_mul_2si(tiny, tiny, -80, MPFR_RNDN);
+                    if (tern > 0) mpfr_sub(x, x, tiny, MPFR_RNDN); else mpfr_add(x, x, tiny, MPFR_RNDN);
+                    mpfr_clear(tiny);
+                }
+                double want = mpfr_round_fmt(x, f);
+                double got = mmp_ref_round_out(d64, d64 == 0 ? 0 : tern, f);
+                ck_assert_msg(same_bits(got, want) || (isnan(got) && isnan(want)),
+                              "%s: round_out(%a, %d) = %a, MPFR says %a", mmp_format_name(f), d64, tern, got, want);
+                checked++;
+            }
+        }
+    }
+    mpfr_clear(x);
+    ck_assert(checked > 100000);
+}
+END_TEST
+
 /* ---- integers ---- */
 
 START_TEST(integer_exact_and_overflow)
@@ -448,6 +414,7 @@ static Suite *reference_suite(void)
     TCase *k = tcase_create("known answers");
     tcase_add_test(k, known_answers);
     tcase_add_test(k, remainders_meet);
+    tcase_add_test(k, round_out_matches_mpfr);
     tcase_add_test(k, long_k);
     tcase_add_test(k, integer_exact_and_overflow);
     tcase_add_test(k, certified_rarely_needs_mpfr);

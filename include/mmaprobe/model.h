@@ -59,6 +59,11 @@ typedef struct mmp_model_params {
     int products_normalised;    /* 1: a product significand in [2,4) is renormalised before alignment */
     int c_unused;               /* 1: the instruction ran with a zero accumulator (wgmma FP8 vectors) */
     mmp_model_chain chain;
+    /* appended (probearith2): */
+    int promote;                /* 0: blocks chained in the accumulator over all K. n > 0: every n
+                                   products are one instruction run with a zero accumulator, and
+                                   the results are added to c in fp32 (round to nearest), as
+                                   FP8 GEMMs "promote" wgmma partial sums to fp32 registers */
 } mmp_model_params;
 
 /* Defaults: fp16 in, fp32 out, block 16, extra bits 0, RZ/RZ, floor -133, subnormals kept. */
@@ -87,6 +92,34 @@ double mmp_model_unit_roundoff(const mmp_model_params *p);
 /* Bound on |d - exact(sum a_i b_i + c)| for one K-term dot product with the given
  * sum of magnitudes s = sum |a_i b_i| + |c| (ignores underflow and overflow). */
 double mmp_model_error_bound(const mmp_model_params *p, int k, double s);
+
+/* Integer tensor-core dot product (mma.sync s8/u8/s4): the exact sum c + sum a_i*b_i, then
+ * clamped to int32 (satfinite = 1) or wrapped modulo 2^32 (satfinite = 0). stepwise = 1 instead
+ * clamps after each addition (c + p0, then + p1, ...): a model the probes test against. */
+mmp_status mmp_model_int_dot(int32_t *d, const int32_t *a, const int32_t *b, int32_t c, int k,
+                             int satfinite, int stepwise);
+
+/* The runner's hook: the accumulator model for a kernel of the given precision.
+ *   source: a GPU name of the parameter table ("H200"), or the path of a probe JSON written by
+ *           `mmaprobe probe --json` (its "arith" array: each entry's "instruction" and "model").
+ *   in, out: the kernel's input (a/b) and accumulator formats; wgmma: 1 for sm_90a wgmma kernels
+ *           (the FP8 wgmma rows), 0 for mma.sync/WMMA kernels.
+ * Picks the instruction "<path>.<in>.<out>" (path mma or wgmma; for wgmma FP8 the row with the
+ * accumulator used, else the zero-accumulator ".c0" row), falling back to the other path. Writes
+ * the parameters, the unit roundoff u (mmp_model_unit_roundoff) and the instruction used. A
+ * K-term dot product's bound is then mmp_model_error_bound(p, K, sum|a_i b_i| + |c|).
+ * MMP_STATUS_UNSUPPORTED when no row matches (the caller keeps its format-based bound),
+ * MMP_STATUS_IO / PARSE for an unreadable probe JSON.
+ * Wiring in the runner (`--acc-model GPU|probe.json`), per kernel descriptor kd:
+ *   mmp_model_params p; double u; char id[32];
+ *   st = mmp_model_bound_for_kernel(&p, &u, id, sizeof id, acc_model, kd->a_format,
+ *                                   kd->acc_format, kd->arch_specific && kd->min_cc == 90);
+ *   then per output (i,j): tol = |alpha| * mmp_model_error_bound(&p, K, sum_k |a_ik b_kj|)
+ *   (+ the C term as before); on MMP_STATUS_UNSUPPORTED keep the format-based bound, and
+ *   print `id` and u next to the verdict so the bound's origin is visible. */
+mmp_status mmp_model_bound_for_kernel(mmp_model_params *p, double *u, char *instruction,
+                                      size_t instruction_size, const char *source, mmp_format in,
+                                      mmp_format out, int wgmma);
 
 /* Per-GPU parameters: what `mmaprobe probe` reports (or, for GPUs we have not probed, the
  * parameters that reproduce their published vectors). */

@@ -63,12 +63,14 @@ typedef struct mmp_capture_vec {
 
 typedef struct mmp_capture {
     char instruction[32];       /* "mma.f16.f32", "wgmma.e4m3.f32", "mma.s8.s32.satfinite" */
-    char sass[48];              /* SASS opcode that ran it ("HMMA.16816.F32"), or "unknown" */
+    char sass[96];              /* SASS opcode that ran it ("HMMA.16816.F32"), or "unknown" */
     char device[128];           /* GPU name, or "model" for synthetic captures */
     char origin[256];           /* "gpu" or "synthetic: <model parameters>" */
     mmp_format in_format, out_format;
     int k;
     size_t count, capacity;
+    int native;                 /* 1 native tensor-core path, 0 emulated, -1 unknown (SASS) */
+    char path_note[160];        /* why: "QGMMA.64x8x32.F32.E4M3.E4M3 takes e4m3 directly", ... */
     mmp_capture_vec *v;
     uint32_t *store;            /* 2*k words per vector */
 } mmp_capture;
@@ -80,6 +82,11 @@ mmp_status mmp_capture_add(mmp_capture *cap, const char *probe, const uint32_t *
                            const uint32_t *b, uint32_t c, uint32_t d);
 mmp_status mmp_capture_write(const mmp_capture *cap, const char *path);
 mmp_status mmp_capture_read(mmp_capture *cap, const char *path);
+/* Binary form (same machine; the GPU child hands captures to the parent this way). */
+mmp_status mmp_capture_write_bin(const mmp_capture *cap, const char *path);
+mmp_status mmp_capture_read_bin(mmp_capture *cap, const char *path);
+/* Text capture with every designed vector and the first keep random ("rand*") ones. */
+mmp_status mmp_capture_write_subset(const mmp_capture *cap, const char *path, size_t keep);
 
 /* fp32 pattern <-> value helpers for capture words */
 uint32_t mmp_probe_bits(double x);
@@ -94,6 +101,13 @@ typedef struct mmp_arith_instr {
     int k;                      /* the instruction's K (products per output) */
     int min_cc;                 /* compute capability x10 needed (sm_90a: 90 and wgmma=1) */
     int wgmma;
+    /* appended (probearith2): */
+    int satfinite;              /* integer mma with .satfinite (clamp instead of wrap) */
+    int c_zero;                 /* wgmma run with scale-d = 0: the accumulator input is ignored */
+    int promote;                /* K is chained over K/promote instructions; 0: one instruction.
+                                   > 0 with c_zero = 0: wgmma with scale-d = 1 (hardware chain);
+                                   the ".promote" ids add each instruction's result in fp32 */
+    int promote_fp32;           /* 1: partial results summed in fp32 registers (FADD) */
 } mmp_arith_instr;
 
 const mmp_arith_instr *mmp_arith_instrs(size_t *count);
@@ -115,7 +129,11 @@ typedef struct mmp_arith_feature {
 } mmp_arith_feature;
 
 typedef struct mmp_arith_report {
-    char instruction[32], sass[48], device[128], origin[256];
+    char instruction[32], sass[96], device[128], origin[256];
+    int native;                           /* from the capture: 1 native, 0 emulated, -1 unknown */
+    char path_note[160];
+    int integer;                          /* integer instruction: the fields below, not fitted */
+    int int_saturates, int_stepwise;      /* clamp (1) or wrap (0); clamped at each addition */
     mmp_arith_feature f[24];
     int nf;
     mmp_model_params fitted;
@@ -127,6 +145,24 @@ typedef struct mmp_arith_report {
 mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap);
 void mmp_arith_report_print(FILE *out, const mmp_arith_report *rep);
 void mmp_arith_report_json(FILE *out, const mmp_arith_report *rep, int last);
+
+/* ---- SASS: which hardware instruction ran a probe (probes/arith_sass.c) ---- */
+typedef struct mmp_sass_summary {
+    char opcodes[96];           /* tensor-core opcodes of the function, most frequent first */
+    int n_tensor;               /* tensor-core instructions (HMMA/IMMA/HGMMA/QGMMA/...) */
+    int n_imad;                 /* IMAD/IDP integer multiply-adds (not .MOV/.WIDE address math) */
+    int n_convert;              /* F2FP/HADD2.F32/I2F conversions */
+    int native;                 /* 1 native, 0 emulated, -1 unknown */
+    char note[160];             /* the reason, printable */
+} mmp_sass_summary;
+
+/* Summarise the function whose mangled name contains key, in the "code for sm_<sm>" sections
+ * (sm <= 0: any) of a `cuobjdump -sass` listing, for an instruction with input format in.
+ * MMP_STATUS_UNSUPPORTED (summary says why) when no such function is listed. */
+mmp_status mmp_sass_summarise(mmp_sass_summary *s, const char *sass, const char *key, int sm,
+                              mmp_format in);
+/* `cuobjdump -sass` of this process's executable (malloc'd), NULL when unavailable. */
+char *mmp_sass_dump(void);
 
 /* ---- GPU capture (probes/arith_capture.cu, probes/sm90a/arith_wgmma.cu) ---- */
 /* Run every vector of cap through the instruction on device dev and fill its outputs and

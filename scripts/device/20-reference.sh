@@ -10,9 +10,15 @@
 #   3. The device path against the CPU certified path, every element bit for bit, at 2048^3 or
 #      1024^3: fp32 (column-major, alpha -0.75, beta 0.5), bf16 -> bf16, e4m3 x e5m2 -> fp16,
 #      fp16 -> fp16 (alpha 2, beta -1).
-#   4. The CPU certified path at 2048^3 on this host, for comparison with the 2-core figure.
-# Fails soft: prints what failed and continues.
+#   4. suites/check_gpu_reference (the Check suite: device path vs CPU path on random, wide,
+#      cancelling and special-value problems of every float format).
+#   5. The CPU certified path at 2048^3 on this host, for comparison with the 2-core figure.
+# Fails soft: prints what failed and continues. Each run is limited to what is left of the
+# script's budget ($MMP_SCRIPT_BUDGET from run-all.sh).
+# budget-seconds: 150
 set -u
+budget=${MMP_SCRIPT_BUDGET:-150}
+t_start=$(date +%s)
 out=${OUT:-out}/reference
 mkdir -p "$out"
 bin=build-h200/bench_reference
@@ -24,20 +30,30 @@ fi
 export OPENBLAS_CORETYPE=$core
 run() {   # name, timeout, args...
     local name=$1 limit=$2; shift 2
-    local start end rc
+    local start end rc left
+    left=$((budget - ($(date +%s) - t_start) - 5))
+    if [ "$left" -lt 10 ]; then echo "20-reference: $name skipped: budget spent"; return; fi
+    [ "$limit" -gt "$left" ] && limit=$left
     start=$(date +%s.%N)
     timeout "$limit" "$bin" "$@" > "$out/$name.txt" 2>&1
     rc=$?
     end=$(date +%s.%N)
     echo "20-reference: $name rc=$rc in $(awk "BEGIN{printf \"%.1f\", $end - $start}") s" | tee -a "$out/times.txt"
     [ $rc -eq 0 ] || echo "20-reference: $name failed (rc $rc): see $out/$name.txt"
-    grep -vE '^# (command|started)' "$out/$name.txt" | grep -E 'certified|cublas|naive|sampled|compared|disagree|FAILED' || true
+    grep -E '^(certified|cublas dgemm|naive|sampled|compared|# disagreements)|FAILED' "$out/$name.txt" || true
 }
-run gpu-fp32-8192 300 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
-run gpu-bf16-8192 200 --gpu --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
-run cmp-fp32-2048 120 --gpu --compare-cpu --col --alpha -0.75 --beta 0.5 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
-run cmp-bf16-2048 120 --gpu --compare-cpu --a bf16 --b bf16 --d bf16 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
-run cmp-fp8-1024 120 --gpu --compare-cpu --a e4m3 --b e5m2 --d fp16 --sizes 1024 --mpfr-rows 16 --mpfr-full-max 0
-run cmp-fp16-1024 120 --gpu --compare-cpu --a fp16 --b fp16 --d fp16 --alpha 2 --beta -1 --sizes 1024 --mpfr-rows 16 --mpfr-full-max 0
-run cpu-fp32-2048 120 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
+run gpu-fp32-8192 90 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
+run cmp-fp32-2048 40 --gpu --compare-cpu --col --alpha -0.75 --beta 0.5 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
+run cmp-bf16-2048 40 --gpu --compare-cpu --a bf16 --b bf16 --d bf16 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
+run cmp-fp8-1024 40 --gpu --compare-cpu --a e4m3 --b e5m2 --d fp16 --sizes 1024 --mpfr-rows 16 --mpfr-full-max 0
+run cmp-fp16-1024 40 --gpu --compare-cpu --a fp16 --b fp16 --d fp16 --alpha 2 --beta -1 --sizes 1024 --mpfr-rows 16 --mpfr-full-max 0
+left=$((budget - ($(date +%s) - t_start) - 5))
+if [ -x build-h200/suites/check_gpu_reference ] && [ "$left" -gt 20 ]; then
+    lim=$(( left > 70 ? 60 : left - 10 ))
+    timeout "$lim" build-h200/suites/check_gpu_reference > "$out/check_gpu_reference.txt" 2>&1
+    echo "20-reference: check_gpu_reference rc=$? (0 pass, 1 fail, 77 skip, 124 timeout)" | tee -a "$out/times.txt"
+    tail -3 "$out/check_gpu_reference.txt"
+fi
+run gpu-bf16-8192 60 --gpu --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
+run cpu-fp32-2048 40 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
 exit 0

@@ -2,10 +2,18 @@
 # scripts/device/30-probe.sh — arithmetic probes on the device (run from the repo root by
 # scripts/device/run-all.sh with the build in build-h200/; writes under $OUT/probe/).
 #   1. `mmaprobe probe --arith` with 100,000 random vectors per instruction (half random bit
-#      patterns): GPU capture in a forked child, analysis on the host; JSON + text, timed.
-#   2. The captures are kept in $OUT/probe/captures/ so the lead can store them in
-#      probes/captures/ (real H200 captures for the CI analysis tests).
-#   3. `mmaprobe probe` (all groups) once more for the combined report under 60 s.
+#      patterns) over every instruction (mma.sync f16/bf16/tf32/e4m3/e5m2/s8/u8/s4 +-satfinite,
+#      wmma, wgmma f16/bf16/tf32/e4m3/e5m2 with C used, ".c0" (scale-d 0), f16 out, chain4,
+#      promote4): GPU capture in a forked child, analysis in host threads; JSON + text, timed.
+#      The text captures (every designed vector + the first 500 random ones, the format
+#      check_arith replays) go to $OUT/probe/captures/<id>.txt and, renamed h200-<id>.txt for
+#      probes/captures/, into one archive $OUT/probe/h200-captures.tar.gz.
+#   2. The SASS of the probe binary (cuobjdump -sass, the capture kernels only) for the record:
+#      each capture names its opcode and native/emulated verdict from it.
+#   3. `mmaprobe probe` (all groups) once more: the combined report, required under 60 s.
+#   4. check_arith / check_sass / check_model_bound / check_model_vectors on this machine.
+# Lead: `tar -xzf h200-captures.tar.gz -C probes/captures/` stores the real captures; then
+# check_arith's test_real_captures replays them in CI (0 mismatches required).
 # Fails soft: prints what failed and continues.
 set -u
 out=${OUT:-out}/probe
@@ -15,23 +23,47 @@ if [ ! -x "$bin" ]; then echo "30-probe: $bin missing: build first"; exit 0; fi
 export PATH=$PATH:/usr/local/cuda/bin
 command -v cuobjdump >/dev/null || echo "30-probe: cuobjdump not found: SASS names will read 'unknown'"
 
+t() { awk "BEGIN{printf \"%.1f\", $2 - $1}"; }
+
 start=$(date +%s.%N)
-"$bin" probe --arith --random 100000 --capture-dir "$out/captures" --json "$out/arith.json" \
-    > "$out/arith.txt" 2> "$out/arith.err"
+"$bin" probe --arith --random 100000 --capture-dir "$out/captures" --capture-keep 500 \
+    --json "$out/arith.json" > "$out/arith.txt" 2> "$out/arith.err"
 rc=$?
 end=$(date +%s.%N)
-echo "30-probe: probe --arith rc=$rc in $(awk "BEGIN{printf \"%.1f\", $end - $start}") s" | tee "$out/arith.time"
-grep -E '^==|replay:' "$out/arith.txt" || echo "30-probe: no arith output (see $out/arith.err)"
+echo "30-probe: probe --arith rc=$rc in $(t "$start" "$end") s" | tee "$out/arith.time"
+grep -E '^# arith:' "$out/arith.txt" | tee -a "$out/arith.time"
+grep -E '^==|hardware_path|replay:|overflow|chain_bits|ptx_isa' "$out/arith.txt" \
+    || echo "30-probe: no arith output (see $out/arith.err)"
+head -c 2000 "$out/arith.err"
+
+# captures for probes/captures/ (h200-<id>.txt), one archive
+stage=$(mktemp -d)
+for f in "$out"/captures/*.txt; do
+    [ -f "$f" ] && cp "$f" "$stage/h200-$(basename "$f")"
+done
+tar -czf "$out/h200-captures.tar.gz" -C "$stage" . && \
+    echo "30-probe: $(ls "$stage" | wc -l) captures -> $out/h200-captures.tar.gz ($(du -h "$out/h200-captures.tar.gz" | cut -f1))"
+rm -rf "$stage"
+
+# the SASS of the capture kernels (mma.sync / wmma / integer / wgmma), for the record
+if command -v cuobjdump >/dev/null; then
+    cuobjdump -sass "$bin" 2>/dev/null | awk '/code for sm_/ {arch=$0} /Function :/ {keep = ($3 ~ /arith_k_/); if (keep) print arch} keep' \
+        | gzip > "$out/sass-arith.txt.gz"
+    echo "30-probe: SASS of the capture kernels -> $out/sass-arith.txt.gz"
+fi
 
 start=$(date +%s.%N)
 "$bin" probe --json "$out/probe.json" > "$out/probe.txt" 2> "$out/probe.err"
 rc=$?
 end=$(date +%s.%N)
-echo "30-probe: probe (all groups) rc=$rc in $(awk "BEGIN{printf \"%.1f\", $end - $start}") s" | tee "$out/probe.time"
+echo "30-probe: probe (all groups) rc=$rc in $(t "$start" "$end") s (must be < 60)" | tee "$out/probe.time"
+grep -E '^# arith:' "$out/probe.txt"
 
-# the model against the published vectors on this machine too (CPU; needs shared/ data)
-if [ -x build-h200/suites/check_model_vectors ]; then
-    build-h200/suites/check_model_vectors > "$out/check_model_vectors.txt" 2>&1
-    echo "30-probe: check_model_vectors rc=$?"
-fi
+# the analysis suites on this machine (CPU; check_model_vectors needs the shared/ data)
+for s in check_arith check_sass check_model_bound check_model check_model_vectors; do
+    if [ -x "build-h200/suites/$s" ]; then
+        "build-h200/suites/$s" > "$out/$s.txt" 2>&1
+        echo "30-probe: $s rc=$? ($(grep -E '^[0-9]+%' "$out/$s.txt" | tail -1))"
+    fi
+done
 exit 0
