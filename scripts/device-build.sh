@@ -12,8 +12,9 @@
 # CTestTestfile.cmake files with paths made relative (`ctest -L gpu` works wherever the folder
 # lands), and lib/ with each shared library the binaries need that the device's Ubuntu 24.04
 # may lack (found with ldd here: OpenBLAS, gfortran, quadmath, subunit; the binaries carry
-# $ORIGIN/lib as DT_RPATH, not RUNPATH, so that it also serves OpenBLAS's own gfortran). Expected on the device and not copied: glibc, libstdc++, libgcc_s,
-# libmpfr.so.6, libgmp.so.10, and CUDA 13's libcublas/libcublasLt (run-all.sh finds those).
+# $ORIGIN/lib as DT_RPATH, not RUNPATH, so that it also serves OpenBLAS's own gfortran).
+# Expected on the device and not copied: glibc, libstdc++, libgcc_s, libmpfr.so.6,
+# libgmp.so.10, and CUDA 13's libcublas/libcublasLt (run-all.sh finds those).
 # build-h200/ gets the staged files as they are when they take under 16 MiB, else one xz
 # archive build-h200/bundle.tar.xz (OpenBLAS alone is 36 MB; executables share most of their
 # bytes, which a 192 MiB dictionary finds) that run-all.sh unpacks in place. The script fails
