@@ -3,6 +3,10 @@
 #
 #   here:   bash scripts/device-build.sh                       (builds and assembles build-h200/)
 #   device: bash scripts/device/run-all.sh                     (carry=["build-h200"], $OUT set)
+#           bash scripts/device/run-all.sh 00 10 20            (only scripts with these NN prefixes)
+#
+# The scripts' budgets add up to more than one device call (10 minutes): when they do, split
+# them over calls by prefix; each call returns its own results.tar.gz and summary.txt.
 #
 # Runs scripts/device/NN-*.sh in order, each under `timeout` with its own budget (a line
 # "# budget-seconds: N" in the script, default 90) and never more than what is left of the
@@ -24,7 +28,7 @@ summary=$OUT/summary.txt
 exec > >(tee "$OUT/run-all.log") 2>&1
 
 say() { echo "run-all: $*"; }
-say "repo $root, out $OUT, budget ${budget}s, started $(date -u +%FT%TZ)"
+say "repo $root, out $OUT, budget ${budget}s, scripts: ${*:-all}, started $(date -u +%FT%TZ)"
 
 # device-build.sh packs a build that is too large to carry as it is into one xz archive.
 if [ -f build-h200/bundle.tar.xz ]; then
@@ -70,6 +74,11 @@ for s in scripts/device/[0-9][0-9]-*.sh; do
   [ -e "$s" ] || continue
   name=$(basename "$s" .sh)
   if [ -n "${MMP_DEVICE_ONLY:-}" ] && ! grep -qw "${name%%-*}" <<<"$MMP_DEVICE_ONLY"; then continue; fi
+  if [ $# -gt 0 ]; then
+    pick=0
+    for p in "$@"; do [ "${name%%-*}" = "$p" ] || [ "$name" = "$p" ] && pick=1; done
+    [ $pick = 1 ] || continue
+  fi
   want=$(sed -n 's/^# budget-seconds: *\([0-9]\+\).*/\1/p' "$s" | head -1)
   want=${want:-90}
   left=$((budget - ($(date +%s) - start)))
