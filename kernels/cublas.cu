@@ -195,6 +195,9 @@ static mmp_status run_lt(const mmp_kernel_args *a, const blas_spec *sp)
     cudaDataType_t scale_type = sp->scale == SCALE_I32 ? CUDA_R_32I : CUDA_R_32F;
     cublasOperation_t tp = op_of(c.op_p), tq = op_of(c.op_q);
     size_t lt_ws = MMP_CUBLASLT_WORKSPACE;
+    /* the plan's first operand is B when D is row-major (D^T = B^T A^T): so is its type */
+    cudaDataType_t type_p = a->layout_d == MMP_LAYOUT_COL ? sp->ta : sp->tb;
+    cudaDataType_t type_q = a->layout_d == MMP_LAYOUT_COL ? sp->tb : sp->ta;
 #define LT(call)                                                                              \
     do {                                                                                      \
         cublasStatus_t e_ = (call);                                                           \
@@ -208,9 +211,6 @@ static mmp_status run_lt(const mmp_kernel_args *a, const blas_spec *sp)
     LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tq, sizeof tq));
     /* FP8: the A/B scale pointers stay NULL (scale 1); fast accumulation stays off (default),
      * so partial sums are promoted to fp32 periodically. */
-    /* the plan's first operand is B when D is row-major (D^T = B^T A^T): so is its type */
-    cudaDataType_t type_p = a->layout_d == MMP_LAYOUT_COL ? sp->ta : sp->tb;
-    cudaDataType_t type_q = a->layout_d == MMP_LAYOUT_COL ? sp->tb : sp->ta;
     LT(cublasLtMatrixLayoutCreate(&lp, type_p, (uint64_t)c.p_rows, (uint64_t)c.p_cols, ldp));
     LT(cublasLtMatrixLayoutCreate(&lq, type_q, (uint64_t)c.q_rows, (uint64_t)c.q_cols, ldq));
     LT(cublasLtMatrixLayoutCreate(&ld, sp->tcd, (uint64_t)c.mm, (uint64_t)c.nn, ldd));
