@@ -120,6 +120,8 @@ mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, co
     bp.abs_term = 0.0;
     if (afi && afi->is_float) bp.abs_term += (bp.k_eff + 1.0) * afi->min_normal;
     if (bp.u_out > 0) bp.abs_term += dfi->min_subnormal;
+    /* An integer output rounds alpha A B + beta C to an integer: up to one unit either way. */
+    if (!dfi->is_float) bp.abs_term += 1.0;
     double gamma_det = mmp_metrics_gamma(bp.k_eff, bp.u_acc);
     double gamma_prob = mmp_metrics_gamma_prob(bp.k_eff, bp.u_acc, bp.lambda);
     out->u_acc = bp.u_acc;

@@ -12,6 +12,8 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 have_pc mpfr || need+=(libmpfr-dev)
 have_pc gmp || [ -e /usr/include/gmp.h ] || [ -e /usr/include/x86_64-linux-gnu/gmp.h ] || need+=(libgmp-dev)
 have_pc check || need+=(check)
+command -v xz >/dev/null || need+=(xz-utils)
+command -v xmllint >/dev/null || need+=(libxml2-utils)
 [ -e /usr/lib/x86_64-linux-gnu/libsubunit.so ] || [ -e /usr/lib/aarch64-linux-gnu/libsubunit.so ] || need+=(libsubunit-dev)
 ls /usr/include/x86_64-linux-gnu/cblas.h /usr/include/cblas.h /usr/include/*/openblas*/cblas.h >/dev/null 2>&1 || need+=(libopenblas-dev)
 if [ ${#need[@]} -gt 0 ]; then

@@ -22,7 +22,8 @@
  *     gamma S_ij) when the output format is narrower than the accumulator (either rounding).
  *     Underflow adds an absolute term: (Ke + 1) min_normal(acc) (a product or partial sum below
  *     the accumulator's normal range may be flushed or rounded to its subnormal grid), plus one
- *     subnormal ulp of the output format when the output is narrower than the accumulator.
+ *     subnormal ulp of the output format when the output is narrower than the accumulator; an
+ *     integer output adds 1 (alpha A B + beta C rounded to an integer, either direction).
  *   probabilistic: the same with gamma replaced by gamma~_Ke(lambda) = exp(lambda sqrt(Ke) u +
  *     Ke u^2 / (1 - u)) - 1 (Higham & Mary 2019), lambda = sqrt(2 ln(2 Ke / delta)),
  *     delta = 1e-6: holds with probability >= 1 - delta per element for mean-zero independent
