@@ -106,6 +106,27 @@ START_TEST(test_truncation_never_fails)
 }
 END_TEST
 
+/* --acc-model: the bound takes the fitted model's accumulator for the instruction (named in the
+ * result's tolerance field); an unknown GPU keeps the declared format's bound. */
+START_TEST(test_acc_model_bound)
+{
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    o.acc_model = "H200";
+    mmp_case c;
+    mmp_case_init(&c, mmp_registry_find("host_tc_f16_f32", MMP_REGISTRY_ALL), 8, 8, 512, MMP_DIST_UNIFORM,
+                  mmp_check_seed);
+    mmp_case_result r;
+    ck_assert_int_eq(mmp_runner_run_case(&r, &c, &o), MMP_STATUS_OK);
+    ck_assert_msg(!strncmp(r.tolerance, "model:mma.f16.f32", 17), "tolerance '%s'", r.tolerance);
+    ck_assert(r.metrics.u_acc > 0 && r.metrics.u_acc <= 0x1p-23);
+    ck_assert_int_eq(r.verdict, MMP_VERDICT_PASS);
+    o.acc_model = "no-such-gpu";
+    ck_assert_int_eq(mmp_runner_run_case(&r, &c, &o), MMP_STATUS_OK);
+    ck_assert_str_eq(r.tolerance, "bound");
+}
+END_TEST
+
 /* wide reaches the smallest subnormal of every input format, products and partial sums
  * underflow the accumulator, and every correct host kernel still PASSes (the bound's absolute
  * underflow term); the inputs really hold subnormals (the test is not vacuous). */
@@ -199,6 +220,7 @@ static Suite *runner_suite(void)
     tcase_add_test(tc, test_wide_subnormals_pass);
     tcase_add_test(tc, test_shards_partition);
     tcase_add_test(tc, test_stop_leaves_interrupted);
+    tcase_add_test(tc, test_acc_model_bound);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -94,6 +94,10 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
             NEED();
             if (mmp_tolerance_from_name(&a->o.tol.mode, v) != MMP_STATUS_OK)
                 return BAD("unknown --tolerance '%s' (bound, probabilistic, bitwise)", v);
+        } else if (!strcmp(o, "--acc-model")) {
+            NEED();
+            if (!*v) return BAD("--acc-model needs a GPU name (e.g. H200) or a probe JSON file");
+            a->o.acc_model = v;
         } else if (!strcmp(o, "--atol") || !strcmp(o, "--rtol")) {
             NEED();
             if (mmp_parse_finite(&x, v) || x < 0) return BAD("bad %s '%s' (a finite number >= 0)", o, v);

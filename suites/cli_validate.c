@@ -214,6 +214,7 @@ static void usage_validate(void)
 {
     printf("usage: mmaprobe validate [--suite smoke|edge|full|FILE] [--filter GLOB] [--seed N] [--mutants]\n"
            "         [--tolerance bound|probabilistic|bitwise] [--atol X] [--rtol X] [--ulps N]\n"
+           "         [--acc-model GPU|probe.json]  (bounds from the measured accumulator model)\n"
            "         [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate]\n"
            "         [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]\n"
            "  runs every case (each kernel in its own process), writes RUN.json (and RUN.json.jsonl\n"

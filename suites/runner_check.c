@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "mmaprobe/model.h"
 #include "suites/runner_internal.h"
 
 void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
@@ -28,6 +29,19 @@ void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref,
     in.absbound = ref->absdot;
     in.m = c->m; in.n = c->n; in.k = c->k;
     in.u_acc = mmp_metrics_unit_truncation((mmp_format)k->acc_format, k->acc_bits);
+    if (o->acc_model) {
+        /* The fitted tensor-core model of this GPU (or a probe's): its accumulator's unit
+         * roundoff replaces the declared format's, where the model has the instruction. */
+        mmp_model_params mp;
+        double u = 0;
+        char instr[48] = "";
+        if (mmp_model_bound_for_kernel(&mp, &u, instr, sizeof instr, o->acc_model, (mmp_format)k->a_format,
+                                       (mmp_format)k->acc_format, k->arch_specific && k->min_cc == 90) ==
+                MMP_STATUS_OK && u > 0) {
+            in.u_acc = u;
+            snprintf(r->tolerance, sizeof r->tolerance, "model:%s", instr);
+        }
+    }
     in.acc_format = k->acc_format;
     /* Inputs rounded to a narrower multiply format (e.g. fp32 -> tf32): either rounding. */
     if (k->mul_format >= 0 && k->mul_format != k->a_format) {

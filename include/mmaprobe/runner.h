@@ -132,6 +132,9 @@ typedef struct mmp_runner_options {
     FILE *jsonl;                   /* results appended as JSON lines as they finish (or NULL) */
     volatile int *stop;            /* set non-zero (signal handler) to stop the run */
     int host_max_log2_work;        /* host kernels: SKIP cases with M*N*K > 2^this (default 30) */
+    const char *acc_model;         /* NULL, or a GPU name of the model table ("H200") or a probe
+                                      JSON: bounds use the measured accumulator's unit roundoff
+                                      (model.h mmp_model_bound_for_kernel) where it has one */
 } mmp_runner_options;
 
 void mmp_runner_options_init(mmp_runner_options *o);
