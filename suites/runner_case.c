@@ -60,7 +60,8 @@ static uint64_t poison_bits(mmp_format f, int run)
     }
 }
 
-static void case_result_init(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
+/* A result record filled with the case identity and options (shared with runner_run.c). */
+void mmp_runner_result_for_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
 {
     mmp_case_result_init(r);
     snprintf(r->id, sizeof r->id, "%s", c->id);
@@ -465,7 +466,7 @@ done:
 mmp_status mmp_runner_run_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
 {
     double t0 = now_ms();
-    case_result_init(r, c, o);
+    mmp_runner_result_for_case(r, c, o);
     if (!c->kernel->run) {
         r->verdict = MMP_VERDICT_ERROR;
         r->reasons |= MMP_REASON_LAUNCH;

@@ -104,4 +104,6 @@ void mmp_runner_phase(int in_kernel);
 #ifdef __cplusplus
 }
 #endif
+void mmp_runner_result_for_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o);
+
 #endif

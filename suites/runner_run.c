@@ -78,20 +78,7 @@ static double now_s(void)
 static void preset(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o, uint32_t reason,
                    const char *msg)
 {
-    mmp_case_result_init(r);
-    snprintf(r->id, sizeof r->id, "%s", c->id);
-    snprintf(r->kernel, sizeof r->kernel, "%s", c->kernel->name ? c->kernel->name : "?");
-    snprintf(r->family, sizeof r->family, "%s", c->kernel->family ? c->kernel->family : "plugin");
-    mmp_case_precision(r->precision, sizeof r->precision, c->kernel);
-    snprintf(r->dist, sizeof r->dist, "%s", mmp_dist_name(c->dist));
-    snprintf(r->suite, sizeof r->suite, "%s", c->suite);
-    r->m = c->m; r->n = c->n; r->k = c->k;
-    r->lda = c->lda; r->ldb = c->ldb; r->ldc = c->ldc; r->ldd = c->ldd;
-    r->seed = c->seed;
-    snprintf(r->tolerance, sizeof r->tolerance, "%s", mmp_tolerance_name(o->tol.mode));
-    r->shard_index = o->shard_index;
-    r->shard_count = o->shard_count;
-    r->device = c->kernel->where == MMP_KERNEL_DEVICE ? o->device : -1;
+    mmp_runner_result_for_case(r, c, o);
     r->verdict = MMP_VERDICT_ERROR;
     r->reasons = reason;
     snprintf(r->message, sizeof r->message, "%s", msg);
