@@ -477,7 +477,8 @@ void mmp_arith_report_json(FILE *out, const mmp_arith_report *r, int last)
         fprintf(out, "}%s\n", last ? "" : ",");
         return;
     }
-    fprintf(out, "],\n     \"model\": {\"promote\": %d, ", p->promote);
+    fprintf(out, "],\n     \"model\": {\"promote\": %d, \"emulate_f16\": %d, \"interleave\": %d, \"c_fadd\": %d, ",
+            p->promote, p->emulate_f16, p->interleave, p->c_fadd);
     fprintf(out, "\"block_size\": %d, \"extra_align_bits\": %d, \"result_frac_bits\": %d, "
                  "\"out_round\": \"%s\", \"align_round\": \"%s\", \"align_floor\": %d, \"in_subnormals\": %d, "
                  "\"out_subnormals\": %d, \"c_unused\": %d, \"unit_roundoff\": %.17g, \"text\": ",

@@ -83,14 +83,14 @@ void mmp_model_params_format(char *buf, size_t size, const mmp_model_params *p)
     const fmt_range *o = range_of(p->out_format);
     snprintf(buf, size,
              "in=%s out=%s block=%d extra_bits=%d result_frac=%d align=%s out_round=%s floor=%d "
-             "in_sub=%d out_sub=%d c_in_out=%d prod_norm=%d%s%s%s%s%s%s",
+             "in_sub=%d out_sub=%d c_in_out=%d prod_norm=%d%s%s%s%s%s",
              fmt_name(p->in_format), fmt_name(p->out_format),
              p->block_size, p->extra_align_bits, o ? result_frac(p) : -1,
              round_name(p->align_round), round_name(p->out_round), p->align_floor,
              p->in_subnormals, p->out_subnormals, p->c_in_out_format, p->products_normalised,
              p->c_unused ? " c=unused" : "", promote_text(p),
              p->emulate_f16 ? " emulated=f16-hmma" : "", p->interleave ? il_text(p) : "",
-             p->c_fadd ? " c=fadd" : "", p->overflow_nan ? " overflow=nan" : "");
+             p->c_fadd ? " c=fadd" : "");
 }
 
 mmp_status mmp_model_params_check(const mmp_model_params *p)
@@ -401,5 +401,8 @@ double mmp_model_error_bound(const mmp_model_params *p, int k, double s)
         return (g + f * (1.0 + g)) * s * (1.0 + f);
     }
     int nb = (k + p->block_size - 1) / p->block_size;
-    return nb * (align + u) * s * (1.0 + nb * (align + u));
+    double chain = nb * (align + u) * (1.0 + nb * (align + u));
+    /* c added after the blocks (c_fadd): one more fp32 round-to-nearest of the total (<= s) */
+    if (p->c_fadd) return (chain + ldexp(1.0, -24) * (1.0 + chain)) * s;
+    return chain * s;
 }

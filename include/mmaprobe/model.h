@@ -24,6 +24,9 @@
  *   - the exact sum is normalised once per block and rounded by out_round to
  *     result_frac_bits fraction bits (23 for fp32, 10 for fp16, 13 for Hopper's narrow FP8
  *     accumulator) with the output format's exponent range; overflow gives +-Inf;
+ *   - appended structures: promote (fp32 adds of zero-accumulator chains), and the sm_90
+ *     mma.sync FP8 emulation (emulate_f16 + interleave + c_fadd: fp16 products dealt in pairs
+ *     to two f16 blocks chained from 0, c added last by an fp32 round-to-nearest FADD);
  *   - NaN in any input, Inf*0, or +Inf with -Inf gives NaN (canonical 0x7fffffff); else an
  *     infinite term gives that infinity; an all-zero sum is +0.
  * Everything is exact integer arithmetic; no floating-point rounding happens in the model.
@@ -79,8 +82,6 @@ typedef struct mmp_model_params {
     int c_fadd;                 /* 1: the blocks run from a zero accumulator and c is added to
                                    their result afterwards by an fp32 round-to-nearest FADD (the
                                    sm_90 mma.sync FP8 emulation: HMMA(0), HMMA, then FADD c) */
-    int overflow_nan;           /* 1: a finite block result that overflows the output format
-                                   gives NaN (0x7fffffff) instead of +-Inf */
 } mmp_model_params;
 
 /* Defaults: fp16 in, fp32 out, block 16, extra bits 0, RZ/RZ, floor -133, subnormals kept. */
