@@ -72,6 +72,31 @@ static size_t family_bad(fam *F, const mmp_model_params *p, size_t limit, size_t
     return bad;
 }
 
+/* Vectors of the whole capture the model does not reproduce. */
+static size_t capture_bad(fam *F, const mmp_model_params *p)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < F->cap->count; i++) {
+        const mmp_capture_vec *v = &F->cap->v[i];
+        bad += !mmp_model_fp32_same(mmp_model_fp32_bits(model_out(F, v, p)), v->d);
+    }
+    return bad;
+}
+
+/* Tie-break between parameter sets the designed family cannot tell apart: mismatches on the
+ * first 2000 random vectors (a measurement, not a prior; bounded so 10^5-vector captures stay fast). */
+static size_t random_bad(fam *F, const mmp_model_params *p)
+{
+    size_t bad = 0, seen = 0;
+    for (size_t i = 0; i < F->cap->count && seen < 2000; i++) {
+        const mmp_capture_vec *v = &F->cap->v[i];
+        if (!in_family(v, "rand")) continue;
+        seen++;
+        bad += !mmp_model_fp32_same(mmp_model_fp32_bits(model_out(F, v, p)), v->d);
+    }
+    return bad;
+}
+
 void mmp_arith_add_feature(mmp_arith_report *r, const char *name, int ok, const char *method,
                            const char *fmt, ...)
 {
@@ -101,7 +126,7 @@ static void fit_anchor(mmp_arith_report *r, fam *F, mmp_model_params *p)
     int out_frac = p->out_format == MMP_FORMAT_FP16 ? 10 : 23;
     F->probe = "anchor";
     mmp_model_params best = *p;
-    size_t best_bad = SIZE_MAX, ties = 0, n = family_size(F->cap, "anchor");
+    size_t best_bad = SIZE_MAX, ties = 0, n = family_size(F->cap, "anchor"), best_rnd = SIZE_MAX;
     int extra_lo = 99, extra_hi = -99;
     for (int cu = 0; cu <= 1; cu++)
         for (size_t o = 0; o < 2; o++)
@@ -114,8 +139,12 @@ static void fit_anchor(mmp_arith_report *r, fam *F, mmp_model_params *p)
                     q.extra_align_bits = extra;
                     q.result_frac_bits = extra < 0 && out_frac + extra > 0 ? out_frac + extra : 0;
                     size_t bad = family_bad(F, &q, best_bad == SIZE_MAX ? SIZE_MAX - 1 : best_bad, NULL);
-                    if (bad < best_bad) { best_bad = bad; best = q; ties = 0; extra_lo = extra_hi = extra; }
+                    if (bad < best_bad) { best_bad = bad; best = q; ties = 0; extra_lo = extra_hi = extra; best_rnd = SIZE_MAX; }
                     else if (bad == best_bad) {
+                        /* the family cannot tell them apart: the random vectors decide */
+                        if (best_rnd == SIZE_MAX) best_rnd = random_bad(F, &best);
+                        size_t rb = random_bad(F, &q);
+                        if (rb < best_rnd) { best_rnd = rb; best = q; }
                         ties++;
                         if (q.c_unused == best.c_unused && q.out_round == best.out_round &&
                             q.align_round == best.align_round) {
@@ -131,8 +160,9 @@ static void fit_anchor(mmp_arith_report *r, fam *F, mmp_model_params *p)
         add_feature(r, "extra_alignment_bits", best_bad == 0, m_extra, "%d (%zu/%zu vectors explained)",
                     best.extra_align_bits, n - best_bad, n);
     else
-        add_feature(r, "extra_alignment_bits", best_bad == 0, m_extra, "%d..%d (not resolved; %zu/%zu explained)",
-                    extra_lo, extra_hi, n - best_bad, n);
+        add_feature(r, "extra_alignment_bits", best_bad == 0, m_extra,
+                    "%d (designed vectors allow %d..%d, %zu/%zu explained; the random vectors chose %d)",
+                    best.extra_align_bits, extra_lo, extra_hi, n - best_bad, n, best.extra_align_bits);
     add_feature(r, "accumulator_fraction_bits", best_bad == 0,
                 "fraction bits of the aligned sum below the largest exponent: 23 + extra bits",
                 "%d", 23 + best.extra_align_bits);
@@ -169,21 +199,30 @@ static void fit_block(mmp_arith_report *r, fam *F, mmp_model_params *p)
 {
     static const int blocks[] = {1, 2, 4, 8, 16, 32, 64};
     F->probe = "block";
-    size_t n = family_size(F->cap, "block"), best_bad = SIZE_MAX;
+    size_t n = family_size(F->cap, "block"), best_bad = SIZE_MAX, best_rnd = SIZE_MAX;
     int best = p->block_size, lo = 0, hi = 0;
     for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
         if (i > 0 && blocks[i - 1] >= F->cap->k) break;
         mmp_model_params q = *p;
         q.block_size = blocks[i];
         size_t bad = family_bad(F, &q, SIZE_MAX - 1, NULL);
-        if (bad < best_bad) { best_bad = bad; best = blocks[i]; lo = hi = blocks[i]; }
-        else if (bad == best_bad) hi = blocks[i];
+        if (bad < best_bad) { best_bad = bad; best = blocks[i]; lo = hi = blocks[i]; best_rnd = SIZE_MAX; }
+        else if (bad == best_bad) {
+            hi = blocks[i];
+            mmp_model_params bq = *p;
+            bq.block_size = best;
+            if (best_rnd == SIZE_MAX) best_rnd = random_bad(F, &bq);
+            size_t rb = random_bad(F, &q);
+            if (rb < best_rnd) { best_rnd = rb; best = blocks[i]; }
+        }
     }
     p->block_size = best;
     const char *m = "products 0..i-1 = 2^-(24+e), product i = 1, i+1 = -1, c = 0: output 0 while the "
                     "small terms share the 1's block, their sum once an earlier block holds them";
     if (n == 0) add_feature(r, "block_size", 0, m, "no block vectors");
-    else if (lo != hi) add_feature(r, "block_size", best_bad == 0, m, "%d..%d (not resolved)", lo, hi);
+    else if (lo != hi)
+        add_feature(r, "block_size", best_bad == 0, m, "%d (designed vectors allow %d..%d; the random vectors chose %d)",
+                    best, lo, hi, best);
     else add_feature(r, "block_size", best_bad == 0, m, "%d (%zu/%zu explained)", best, n - best_bad, n);
     add_feature(r, "chain_order", best_bad == 0,
                 "the same vectors for every i: blocks chained in index order, c entering the first",
@@ -287,9 +326,52 @@ mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap)
     size_t *idx = malloc((cap->count ? cap->count : 1) * sizeof *idx);
     if (!idx) { free(a); return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory analysing %s", cap->instruction); }
     fam F = {cap, "", a, a + cap->k, idx, 0, NULL};
+    /* mma.sync FP8 on a GPU without an FP8 mma datapath (sm_90: F2FP + 2 x HMMA.16816.F32 +
+     * FADD c): the K = 32 products are dealt to two f16 blocks in pairs (each register of four
+     * FP8 values becomes two fp16x2 registers feeding different HMMAs), the blocks chained from
+     * a zero accumulator, c added last in fp32. Both structures are fitted; the one that explains
+     * more vectors is kept (the SASS, when known, says which ran). */
+    int fp8_mma = instr && !instr->wgmma && !instr->promote &&
+                  (cap->in_format == MMP_FORMAT_E4M3 || cap->in_format == MMP_FORMAT_E5M2) &&
+                  cap->out_format == MMP_FORMAT_FP32 && cap->k == 32;
+    mmp_arith_report *alt = fp8_mma ? malloc(sizeof *alt) : NULL;
+    mmp_model_params p_alt = p;
+    size_t bad_native = 0, bad_emul = SIZE_MAX;
+    if (alt) {
+        *alt = *rep;
+        p_alt.emulate_f16 = 1;
+        p_alt.interleave = 2;
+        p_alt.c_fadd = 1;
+        p_alt.block_size = 16;
+        fit_anchor(alt, &F, &p_alt);
+        fit_block(alt, &F, &p_alt);
+        fit_floor_sub(alt, &F, &p_alt);
+        bad_emul = capture_bad(&F, &p_alt);
+    }
     fit_anchor(rep, &F, &p);
     fit_block(rep, &F, &p);
     fit_floor_sub(rep, &F, &p);
+    if (alt) {
+        bad_native = capture_bad(&F, &p);
+        const char *m = "every vector replayed under the native structure (one block over K, c in the "
+                        "accumulator) and the emulated one (fp16 conversion, products dealt in pairs to "
+                        "two chained 16-product f16 blocks from 0, c added by an fp32 FADD)";
+        if (bad_emul < bad_native) {
+            *rep = *alt;
+            p = p_alt;
+        }
+        add_feature(rep, "fp8_mma_structure", bad_emul == 0 || bad_native == 0, m,
+                    "%s (vectors unexplained: native %zu, emulated %zu; SASS %s)",
+                    bad_emul < bad_native ? "emulated: f16 HMMA x2, K split in pairs 0,1|2,3|..., c by FADD"
+                                          : "native FP8 dot product",
+                    bad_native, bad_emul, cap->sass);
+        free(alt);
+    }
+    if (cap->inputs_rounded)
+        add_feature(rep, "inputs_rounded", 1,
+                    "capture inputs the FP8 format cannot hold are replayed as the upload's "
+                    "round-to-nearest-even conversion (what the tensor core multiplied)",
+                    "%zu input values rounded", cap->inputs_rounded);
     if (family_size(cap, "chain")) fit_chain(rep, &F, &p, instr);
     if (instr && !instr->wgmma && (cap->in_format == MMP_FORMAT_E4M3 || cap->in_format == MMP_FORMAT_E5M2))
         add_feature(rep, "isa_support", 1,
@@ -395,7 +477,8 @@ void mmp_arith_report_json(FILE *out, const mmp_arith_report *r, int last)
         fprintf(out, "}%s\n", last ? "" : ",");
         return;
     }
-    fprintf(out, "],\n     \"model\": {\"promote\": %d, ", p->promote);
+    fprintf(out, "],\n     \"model\": {\"promote\": %d, \"emulate_f16\": %d, \"interleave\": %d, \"c_fadd\": %d, ",
+            p->promote, p->emulate_f16, p->interleave, p->c_fadd);
     fprintf(out, "\"block_size\": %d, \"extra_align_bits\": %d, \"result_frac_bits\": %d, "
                  "\"out_round\": \"%s\", \"align_round\": \"%s\", \"align_floor\": %d, \"in_subnormals\": %d, "
                  "\"out_subnormals\": %d, \"c_unused\": %d, \"unit_roundoff\": %.17g, \"text\": ",

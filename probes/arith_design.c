@@ -336,6 +336,9 @@ static mmp_status design_random(builder *B, size_t n, uint64_t seed)
                     uint64_t u = ((uint64_t)(e + 1023) << 52) | ((uint64_t)frac << (53 - F->prec));
                     memcpy(&x, &u, sizeof x);
                     if (fabs(x) > F->max) x = F->max;
+                    /* below the normal range (e4m3: emin -6) the format keeps fewer bits: round
+                     * as the upload does, so the capture records what the GPU multiplies */
+                    if (!representable(x, F)) x = mmp_format_round(x, F->f, MMP_ROUND_NEAREST_EVEN, 0);
                     if (r >> 63) x = -x;
                 }
                 (side ? B->b : B->a)[j] = x;

@@ -71,17 +71,26 @@ static const char *promote_text(const mmp_model_params *p)
     return buf;
 }
 
+static const char *il_text(const mmp_model_params *p)
+{
+    static _Thread_local char buf[32];
+    snprintf(buf, sizeof buf, " interleave=%d", p->interleave);
+    return buf;
+}
+
 void mmp_model_params_format(char *buf, size_t size, const mmp_model_params *p)
 {
     const fmt_range *o = range_of(p->out_format);
     snprintf(buf, size,
              "in=%s out=%s block=%d extra_bits=%d result_frac=%d align=%s out_round=%s floor=%d "
-             "in_sub=%d out_sub=%d c_in_out=%d prod_norm=%d%s%s",
+             "in_sub=%d out_sub=%d c_in_out=%d prod_norm=%d%s%s%s%s%s",
              fmt_name(p->in_format), fmt_name(p->out_format),
              p->block_size, p->extra_align_bits, o ? result_frac(p) : -1,
              round_name(p->align_round), round_name(p->out_round), p->align_floor,
              p->in_subnormals, p->out_subnormals, p->c_in_out_format, p->products_normalised,
-             p->c_unused ? " c=unused" : "", promote_text(p));
+             p->c_unused ? " c=unused" : "", promote_text(p),
+             p->emulate_f16 ? " emulated=f16-hmma" : "", p->interleave ? il_text(p) : "",
+             p->c_fadd ? " c=fadd" : "");
 }
 
 mmp_status mmp_model_params_check(const mmp_model_params *p)
@@ -105,6 +114,13 @@ mmp_status mmp_model_params_check(const mmp_model_params *p)
         return MMP_ERR(MMP_STATUS_INVALID, "model rounding mode out of range");
     if (p->promote < 0 || p->promote > 256)
         return MMP_ERR(MMP_STATUS_INVALID, "model promotion interval %d not in 0..256", p->promote);
+    if (p->c_fadd && p->out_format != MMP_FORMAT_FP32)
+        return MMP_ERR(MMP_STATUS_INVALID, "model c added by an fp32 FADD needs an fp32 output");
+    if (p->emulate_f16 && p->in_format != MMP_FORMAT_E4M3 && p->in_format != MMP_FORMAT_E5M2)
+        return MMP_ERR(MMP_STATUS_INVALID, "model f16 emulation needs e4m3/e5m2 inputs, not %s",
+                       fmt_name(p->in_format));
+    if (p->interleave < 0 || p->interleave > 64)
+        return MMP_ERR(MMP_STATUS_INVALID, "model interleave group %d not in 0..64", p->interleave);
     if (p->chain != MMP_MODEL_CHAIN_SEQUENTIAL)
         return MMP_ERR(MMP_STATUS_UNSUPPORTED, "model chaining order %d is not implemented", (int)p->chain);
     return MMP_STATUS_OK;
@@ -246,7 +262,9 @@ mmp_status mmp_model_dot(double *d, const double *a, const double *b, double c, 
 {
     MMP_TRY(mmp_model_params_check(p));
     if (k < 1) return MMP_ERR(MMP_STATUS_INVALID, "model dot product length %d < 1", k);
-    const fmt_range *in = range_of(p->in_format), *o = range_of(p->out_format);
+    /* emulated FP8: the products are those of the fp16 conversions (same values, fp16's emin) */
+    const fmt_range *in = range_of(p->emulate_f16 ? MMP_FORMAT_FP16 : p->in_format);
+    const fmt_range *o = range_of(p->out_format);
     if (p->c_unused) c = 0.0;
     /* special values first: NaN wins, then Inf*0, then opposite infinities */
     int pos_inf = 0, neg_inf = 0, nan = isnan(c);
@@ -284,12 +302,28 @@ mmp_status mmp_model_dot(double *d, const double *a, const double *b, double c, 
         *d = c;
         return MMP_STATUS_OK;
     }
+    double pa[256], pb[256];
+    if (p->interleave > 0 && k <= 256) {
+        /* deal the products to the blocks in groups of `interleave`, round robin */
+        int nb = (k + p->block_size - 1) / p->block_size, t = 0;
+        for (int blk = 0; blk < nb; blk++)
+            for (int g = blk * p->interleave; g < k; g += nb * p->interleave)
+                for (int j = g; j < g + p->interleave && j < k; j++) {
+                    pa[t] = a[j];
+                    pb[t++] = b[j];
+                }
+        a = pa;
+        b = pb;
+    }
+    double acc = p->c_fadd ? 0.0 : c;
     for (int i = 0; i < k; i += p->block_size) {
         int n = k - i < p->block_size ? k - i : p->block_size;
-        c = block(a + i, b + i, n, c, p, in, o);
-        if (!isfinite(c)) break;  /* an overflowed block gives the output's infinity */
+        acc = block(a + i, b + i, n, acc, p, in, o);
+        if (!isfinite(acc)) break;  /* an overflowed block gives the output's infinity */
     }
-    *d = c;
+    /* an emulation's FADD: (float)(x + y) of two fp32 values is their correctly rounded sum */
+    if (p->c_fadd) acc = (double)(float)(c + acc);
+    *d = acc;
     return MMP_STATUS_OK;
 }
 
@@ -367,5 +401,8 @@ double mmp_model_error_bound(const mmp_model_params *p, int k, double s)
         return (g + f * (1.0 + g)) * s * (1.0 + f);
     }
     int nb = (k + p->block_size - 1) / p->block_size;
-    return nb * (align + u) * s * (1.0 + nb * (align + u));
+    double chain = nb * (align + u) * (1.0 + nb * (align + u));
+    /* c added after the blocks (c_fadd): one more fp32 round-to-nearest of the total (<= s) */
+    if (p->c_fadd) return (chain + ldexp(1.0, -24) * (1.0 + chain)) * s;
+    return chain * s;
 }

@@ -126,6 +126,9 @@ static mmp_status from_json(mmp_model_params *p, const char *text, const char *p
     int_field(&p->out_subnormals, m, end, "out_subnormals");
     int_field(&p->c_unused, m, end, "c_unused");
     int_field(&p->promote, m, end, "promote");
+    int_field(&p->emulate_f16, m, end, "emulate_f16");
+    int_field(&p->interleave, m, end, "interleave");
+    int_field(&p->c_fadd, m, end, "c_fadd");
     mmp_status st = mmp_model_params_check(p);
     if (st != MMP_STATUS_OK) return MMP_ERR(MMP_STATUS_PARSE, "%s: entry %s: %s", path, id, mmp_error_last());
     return MMP_STATUS_OK;

@@ -4,8 +4,8 @@
  * (shared/data/mma-vectors, Khattak & Mikaitis, arXiv 2512.07004) and agree with the
  * parameters of their MATLAB models; suites/check_model_vectors.c replays every row that has
  * vectors and counts mismatches, and its fit column re-derives block size, extra bits, output
- * rounding and floor from the vectors alone. H200 rows are what `mmaprobe probe` must find
- * on our H200 (the lead's run replaces "vectors" by "probe" once the capture is stored).
+ * rounding and floor from the vectors alone. H200 rows are what `mmaprobe probe` found on our
+ * H200; suites/check_arith.c replays the stored captures (probes/captures/h200) against them.
  *
  * Columns of P(): in, out, block size, extra alignment bits, result fraction bits (0: the
  * output format's), output rounding, alignment floor, c rounded to the output format first,
@@ -32,9 +32,17 @@
      .in_subnormals = 1, .out_subnormals = 1, .chain = MMP_MODEL_CHAIN_SEQUENTIAL,               \
      .promote = (interval)}
 
+/* mma.sync FP8 emulated through f16 HMMA (sm_90): fp16 conversion, two 16-product blocks fed
+ * pairs of products alternately, chained from 0, c added by an fp32 FADD */
+#define PE(in)                                                                                  \
+    {.in_format = F(in), .out_format = F(FP32), .block_size = 16, .extra_align_bits = 2,          \
+     .align_round = RZ, .out_round = RZ, .align_floor = -133, .in_subnormals = 1,                 \
+     .out_subnormals = 1, .chain = MMP_MODEL_CHAIN_SEQUENTIAL, .emulate_f16 = 1, .interleave = 2,  \
+     .c_fadd = 1}
+
 static const char SRC_VEC[] = "published vectors (Khattak & Mikaitis 2025), refitted here";
-static const char SRC_HYP[] = "hypothesis (no published vectors): to be replaced by mmaprobe probe on H200";
-static const char SRC_H200[] = "published vectors; to be confirmed by mmaprobe probe on H200";
+static const char SRC_PROBE[] = "mmaprobe probe on H200 (probes/captures/h200; 10^5 random vectors per "
+                                "instruction on the device)";
 
 static const mmp_model_preset presets[] = {
     /* Volta: 4-product blocks, no extra alignment bit, truncation everywhere; the fp16 output
@@ -61,25 +69,38 @@ static const mmp_model_preset presets[] = {
     {"H100", "mma.tf32.f32", SRC_VEC, P(TF32, FP32, 8, 2, 0, RZ, -133, 0, 0)},
     {"H100", "wgmma.e4m3.f32.c0", SRC_VEC, P(E4M3, FP32, 32, -10, 13, RZ, -133, 0, 1)},
     {"H100", "wgmma.e5m2.f32.c0", SRC_VEC, P(E5M2, FP32, 32, -10, 13, RZ, -133, 0, 1)},
-    {"H200", "mma.f16.f32", SRC_H200, P(FP16, FP32, 16, 2, 0, RZ, -133, 0, 0)},
-    {"H200", "mma.f16.f16", SRC_H200, P(FP16, FP16, 16, 2, 0, RN, -21, 1, 0)},
-    {"H200", "mma.bf16.f32", SRC_H200, P(BF16, FP32, 16, 2, 0, RZ, -133, 0, 0)},
-    {"H200", "mma.tf32.f32", SRC_H200, P(TF32, FP32, 8, 2, 0, RZ, -133, 0, 0)},
-    {"H200", "wgmma.e4m3.f32.c0", SRC_H200, P(E4M3, FP32, 32, -10, 13, RZ, -133, 0, 1)},
-    {"H200", "wgmma.e5m2.f32.c0", SRC_H200, P(E5M2, FP32, 32, -10, 13, RZ, -133, 0, 1)},
-    /* Hypotheses for what the published vectors do not cover, to be replaced by the probe's
-     * figures: wgmma on 16-bit inputs as mma.sync; FP8 with the accumulator used (scale-d = 1)
-     * entering the same 13-fraction-bit accumulator; four chained wgmma keep 13 bits over the
-     * whole chain; promoted chains (scale-d = 0, fp32 FADD of the partial results) keep fp32. */
-    {"H200", "wgmma.f16.f32", SRC_HYP, P(FP16, FP32, 16, 2, 0, RZ, -133, 0, 0)},
-    {"H200", "wgmma.bf16.f32", SRC_HYP, P(BF16, FP32, 16, 2, 0, RZ, -133, 0, 0)},
-    {"H200", "wgmma.tf32.f32", SRC_HYP, P(TF32, FP32, 8, 2, 0, RZ, -133, 0, 0)},
-    {"H200", "wgmma.e4m3.f32", SRC_HYP, P(E4M3, FP32, 32, -10, 13, RZ, -133, 0, 0)},
-    {"H200", "wgmma.e5m2.f32", SRC_HYP, P(E5M2, FP32, 32, -10, 13, RZ, -133, 0, 0)},
-    {"H200", "wgmma.e4m3.f32.chain4", SRC_HYP, P(E4M3, FP32, 32, -10, 13, RZ, -133, 0, 0)},
-    {"H200", "wgmma.e5m2.f32.chain4", SRC_HYP, P(E5M2, FP32, 32, -10, 13, RZ, -133, 0, 0)},
-    {"H200", "wgmma.e4m3.f32.promote4", SRC_HYP, PP(E4M3, 32, -10, 13, 32)},
-    {"H200", "wgmma.e5m2.f32.promote4", SRC_HYP, PP(E5M2, 32, -10, 13, 32)},
+    /* H200: every row below is what `mmaprobe probe` measured on our H200 (captures in
+     * probes/captures/h200/, 10^5 random vectors per instruction replayed on the device;
+     * write-up in probes/captures/h200/README.md). The 16-bit rows equal the published H100/H200
+     * vectors' parameters. wgmma FP8 keeps 13 fraction bits below the largest term's exponent
+     * with or without the accumulator, and over four chained wgmma (scale-d = 1); a promoted
+     * chain adds each wgmma's 13-bit result in fp32. mma.sync FP8 is emulated on sm_90 (F2FP +
+     * 2 x HMMA.16816.F32 + FADD): products dealt in pairs to two f16 blocks chained from 0,
+     * c added last by an fp32 round-to-nearest FADD. */
+    {"H200", "mma.f16.f32", SRC_PROBE, P(FP16, FP32, 16, 2, 0, RZ, -133, 0, 0)},
+    {"H200", "mma.f16.f16", SRC_PROBE, P(FP16, FP16, 16, 2, 0, RN, -21, 1, 0)},
+    {"H200", "mma.bf16.f32", SRC_PROBE, P(BF16, FP32, 16, 2, 0, RZ, -133, 0, 0)},
+    {"H200", "mma.tf32.f32", SRC_PROBE, P(TF32, FP32, 8, 2, 0, RZ, -133, 0, 0)},
+    {"H200", "mma.e4m3.f32", SRC_PROBE, PE(E4M3)},
+    {"H200", "mma.e5m2.f32", SRC_PROBE, PE(E5M2)},
+    {"H200", "wmma.f16.f32", SRC_PROBE, P(FP16, FP32, 16, 2, 0, RZ, -133, 0, 0)},
+    {"H200", "wgmma.f16.f32", SRC_PROBE, P(FP16, FP32, 16, 2, 0, RZ, -133, 0, 0)},
+    {"H200", "wgmma.f16.f16", SRC_PROBE, P(FP16, FP16, 16, 2, 0, RN, -21, 1, 0)},
+    {"H200", "wgmma.bf16.f32", SRC_PROBE, P(BF16, FP32, 16, 2, 0, RZ, -133, 0, 0)},
+    {"H200", "wgmma.tf32.f32", SRC_PROBE, P(TF32, FP32, 8, 2, 0, RZ, -133, 0, 0)},
+    {"H200", "wgmma.f16.f32.c0", SRC_PROBE, P(FP16, FP32, 16, 2, 0, RZ, -133, 0, 1)},
+    {"H200", "wgmma.bf16.f32.c0", SRC_PROBE, P(BF16, FP32, 16, 2, 0, RZ, -133, 0, 1)},
+    {"H200", "wgmma.tf32.f32.c0", SRC_PROBE, P(TF32, FP32, 8, 2, 0, RZ, -133, 0, 1)},
+    {"H200", "wgmma.e4m3.f32", SRC_PROBE, P(E4M3, FP32, 32, -10, 13, RZ, -133, 0, 0)},
+    {"H200", "wgmma.e5m2.f32", SRC_PROBE, P(E5M2, FP32, 32, -10, 13, RZ, -133, 0, 0)},
+    {"H200", "wgmma.e4m3.f32.c0", SRC_PROBE, P(E4M3, FP32, 32, -10, 13, RZ, -133, 0, 1)},
+    {"H200", "wgmma.e5m2.f32.c0", SRC_PROBE, P(E5M2, FP32, 32, -10, 13, RZ, -133, 0, 1)},
+    {"H200", "wgmma.e4m3.f16", SRC_PROBE, P(E4M3, FP16, 32, -10, 0, RN, -21, 1, 0)},
+    {"H200", "wgmma.e5m2.f16", SRC_PROBE, P(E5M2, FP16, 32, -10, 0, RN, -21, 1, 0)},
+    {"H200", "wgmma.e4m3.f32.chain4", SRC_PROBE, P(E4M3, FP32, 32, -10, 13, RZ, -133, 0, 0)},
+    {"H200", "wgmma.e5m2.f32.chain4", SRC_PROBE, P(E5M2, FP32, 32, -10, 13, RZ, -133, 0, 0)},
+    {"H200", "wgmma.e4m3.f32.promote4", SRC_PROBE, PP(E4M3, 32, -10, 13, 32)},
+    {"H200", "wgmma.e5m2.f32.promote4", SRC_PROBE, PP(E5M2, 32, -10, 13, 32)},
     /* Blackwell: as Hopper for 16-bit inputs. FP8 differs from the MATLAB B200 model (RZ, 2
      * extra bits: 1,793 E4M3 mismatches here): the vectors need round-to-nearest output and at
      * least 8 extra alignment bits (E4M3 has 0 mismatches from 7 bits, E5M2 reaches its minimum

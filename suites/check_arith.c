@@ -10,7 +10,8 @@
  * 4. Integer probes (s8/u8/s4, +-satfinite): wrap and clamp recovered from synthetic captures; a
  *    device whose .satfinite wraps is flagged against the PTX ISA; a clamp after every addition
  *    is told apart from a clamp of the exact sum.
- * 5. Real H200 captures (probes/captures/h200-*.txt, when stored) replay with 0 mismatches.
+ * 5. Real H200 captures (probes/captures/h200/h200-*.txt.xz, one per instruction, all required)
+ *    replay with 0 mismatches through the fitted model and through the H200 table row.
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,8 @@ static void expect_recovered(const mmp_arith_report *r, const mmp_model_params *
                   what, r->fitted.extra_align_bits, want->extra_align_bits);
     ck_assert_msg(r->fitted.out_round == want->out_round, "%s: output rounding differs", what);
     ck_assert_msg(r->fitted.c_unused == want->c_unused, "%s: c use differs", what);
+    ck_assert_msg(r->fitted.emulate_f16 == want->emulate_f16 && r->fitted.interleave == want->interleave &&
+                  r->fitted.c_fadd == want->c_fadd, "%s: FP8 mma structure (emulated/native) differs", what);
     ck_assert_msg(r->total_mismatches == 0, "%s: %zu mismatches (%s)", what, r->total_mismatches,
                   r->mismatch_example);
 }
@@ -100,25 +103,62 @@ START_TEST(test_stored_captures)
 }
 END_TEST
 
-/* Real captures from the H200 (probes/captures/h200-<instruction>.txt, stored by the lead from
- * scripts/device/30-probe.sh): the fitted model must replay every vector. Absent: nothing to do. */
+/* Real captures from the H200 (probes/captures/h200/h200-<instruction>.txt.xz: every designed
+ * vector plus 500 of the 10^5 random ones, from scripts/device/30-probe.sh): the model fitted
+ * from each capture and the H200 row of the parameter table must both replay every vector. */
+static size_t preset_mismatches(const mmp_capture *cap, const mmp_model_params *p, char *first, size_t size)
+{
+    double a[256], b[256];
+    size_t bad = 0;
+    for (size_t i = 0; i < cap->count; i++) {
+        const mmp_capture_vec *v = &cap->v[i];
+        for (int j = 0; j < cap->k; j++) {
+            a[j] = mmp_probe_value(v->a[j]);
+            b[j] = mmp_probe_value(v->b[j]);
+        }
+        double d = 0.0;
+        ck_assert_int_eq(mmp_model_dot(&d, a, b, mmp_probe_value(v->c), cap->k, p), MMP_STATUS_OK);
+        uint32_t m = mmp_model_fp32_bits(d);
+        if (!mmp_model_fp32_same(m, v->d) && !bad++)
+            snprintf(first, size, "vector %zu (%s): model %08x, hardware %08x", i, v->probe, m, v->d);
+    }
+    return bad;
+}
+
 START_TEST(test_real_captures)
 {
     size_t n;
     const mmp_arith_instr *ins = mmp_arith_instrs(&n);
+    int found = 0;
     for (size_t i = 0; i < n; i++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/probes/captures/h200-%s.txt", MMP_SOURCE_DIR, ins[i].id);
-        if (access(path, R_OK) != 0) continue;
+        snprintf(path, sizeof path, "%s/probes/captures/h200/h200-%s.txt.xz", MMP_SOURCE_DIR, ins[i].id);
         mmp_capture cap;
         ck_assert_msg(mmp_capture_read(&cap, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+        ck_assert_str_eq(cap.instruction, ins[i].id);
+        ck_assert_msg(strstr(cap.device, "H200") != NULL, "%s: device %s", path, cap.device);
         mmp_arith_report rep;
         ck_assert_int_eq(mmp_arith_analyse(&rep, &cap), MMP_STATUS_OK);
         mmp_arith_report_print(stdout, &rep);
         ck_assert_msg(rep.total_mismatches == 0, "%s: %zu vectors differ from the fitted model (%s)",
                       path, rep.total_mismatches, rep.mismatch_example);
+        if (mmp_arith_is_integer(cap.in_format)) {
+            /* wrap without .satfinite, clamp with it (PTX ISA), once after the exact sum */
+            ck_assert_int_eq(rep.int_saturates, ins[i].satfinite);
+            ck_assert_int_eq(rep.int_stepwise, 0);
+        } else {
+            const mmp_model_preset *row = mmp_model_preset_find("H200", ins[i].id);
+            ck_assert_msg(row != NULL, "no H200 row for %s", ins[i].id);
+            char first[160] = "";
+            size_t bad = preset_mismatches(&cap, &row->params, first, sizeof first);
+            printf("  H200 parameter-table row: %zu/%zu vectors differ%s%s\n", bad, cap.count,
+                   bad ? "; first: " : "", first);
+            ck_assert_msg(bad == 0, "%s: %zu vectors differ from the H200 row (%s)", path, bad, first);
+        }
         mmp_capture_clear(&cap);
+        found++;
     }
+    ck_assert_int_eq(found, (int)n);
 }
 END_TEST
 

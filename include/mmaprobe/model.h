@@ -24,6 +24,9 @@
  *   - the exact sum is normalised once per block and rounded by out_round to
  *     result_frac_bits fraction bits (23 for fp32, 10 for fp16, 13 for Hopper's narrow FP8
  *     accumulator) with the output format's exponent range; overflow gives +-Inf;
+ *   - appended structures: promote (fp32 adds of zero-accumulator chains), and the sm_90
+ *     mma.sync FP8 emulation (emulate_f16 + interleave + c_fadd: fp16 products dealt in pairs
+ *     to two f16 blocks chained from 0, c added last by an fp32 round-to-nearest FADD);
  *   - NaN in any input, Inf*0, or +Inf with -Inf gives NaN (canonical 0x7fffffff); else an
  *     infinite term gives that infinity; an all-zero sum is +0.
  * Everything is exact integer arithmetic; no floating-point rounding happens in the model.
@@ -64,6 +67,21 @@ typedef struct mmp_model_params {
                                    products are one instruction run with a zero accumulator, and
                                    the results are added to c in fp32 (round to nearest), as
                                    FP8 GEMMs "promote" wgmma partial sums to fp32 registers */
+    /* appended (probearith3): */
+    int emulate_f16;            /* 1: FP8 inputs are converted to fp16 (exact: every e4m3/e5m2
+                                   value is an fp16 normal) and multiplied as fp16, so a product's
+                                   exponent is that of the fp16 operands, not the FP8 subnormal
+                                   emin; with block_size 16 a K = 32 instruction is two chained
+                                   f16 HMMA.16816 blocks, the first one's result the second's c
+                                   (mma.sync e4m3/e5m2 on sm_90: F2FP + 2 x HMMA.16816.F32) */
+    int interleave;             /* 0: block j holds products j*block_size ..; g > 0: the K products
+                                   are dealt to the ceil(K/block_size) blocks in groups of g,
+                                   round robin (group i to block i mod nblocks), as when an
+                                   emulation splits each register of 4 FP8 values into two fp16x2
+                                   registers that feed different HMMAs */
+    int c_fadd;                 /* 1: the blocks run from a zero accumulator and c is added to
+                                   their result afterwards by an fp32 round-to-nearest FADD (the
+                                   sm_90 mma.sync FP8 emulation: HMMA(0), HMMA, then FADD c) */
 } mmp_model_params;
 
 /* Defaults: fp16 in, fp32 out, block 16, extra bits 0, RZ/RZ, floor -133, subnormals kept. */

@@ -73,6 +73,9 @@ typedef struct mmp_capture {
     char path_note[160];        /* why: "QGMMA.64x8x32.F32.E4M3.E4M3 takes e4m3 directly", ... */
     mmp_capture_vec *v;
     uint32_t *store;            /* 2*k words per vector */
+    /* appended (probearith3): */
+    size_t inputs_rounded;      /* FP8 input words mmp_capture_read rounded to the format (RN, as
+                                   the upload converts them): recorded values it cannot hold */
 } mmp_capture;
 
 void mmp_capture_init(mmp_capture *cap, const char *instruction, mmp_format in, mmp_format out, int k);
@@ -81,6 +84,8 @@ void mmp_capture_clear(mmp_capture *cap);
 mmp_status mmp_capture_add(mmp_capture *cap, const char *probe, const uint32_t *a,
                            const uint32_t *b, uint32_t c, uint32_t d);
 mmp_status mmp_capture_write(const mmp_capture *cap, const char *path);
+/* Reads "<file>.xz" through `xz -dc`. FP8 inputs are rounded to their format (nearest-even,
+ * what the GPU upload does); cap->inputs_rounded counts the words that changed. */
 mmp_status mmp_capture_read(mmp_capture *cap, const char *path);
 /* Binary form (same machine; the GPU child hands captures to the parent this way). */
 mmp_status mmp_capture_write_bin(const mmp_capture *cap, const char *path);
