@@ -15,7 +15,11 @@ have_pc check || need+=(check)
 command -v xz >/dev/null || need+=(xz-utils)
 command -v xmllint >/dev/null || need+=(libxml2-utils)
 [ -e /usr/lib/x86_64-linux-gnu/libsubunit.so ] || [ -e /usr/lib/aarch64-linux-gnu/libsubunit.so ] || need+=(libsubunit-dev)
-ls /usr/include/x86_64-linux-gnu/cblas.h /usr/include/cblas.h /usr/include/*/openblas*/cblas.h >/dev/null 2>&1 || need+=(libopenblas-dev)
+have_cblas=0
+for h in /usr/include/cblas.h /usr/include/*/cblas.h /usr/include/*/openblas*/cblas.h; do
+  [ -e "$h" ] && have_cblas=1
+done
+[ $have_cblas = 1 ] || need+=(libopenblas-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
