@@ -403,13 +403,20 @@ int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv)
                 double st = (isnan(wst) ? 0 : wst) / (ctas * steps);
                 double sectors = metric(&kc[0], 9) / (ctas * steps);
                 int agree = fabs(ld - (double)r.smem_ld_wavefronts) <= 0.15 * (double)r.smem_ld_wavefronts + 1;
+                /* Global sectors are compared too; cp.async's shared writes are not counted by the
+                 * _op_st metric (they are LDGSTS traffic), so stores are shown, not judged. */
+                int gagree = isnan(sectors) || fabs(sectors - (double)r.gmem_sectors) <= 0.15 * (double)r.gmem_sectors + 1;
                 if (!agree) disagreements++;
-                fprintf(text, "  measured (ncu, per CTA per K step): shared-load wavefronts %.1f (model %lld) %s,"
-                              " store wavefronts %.1f (model %lld), global sectors %.1f (model %lld)\n",
+                if (!gagree) disagreements++;
+                fprintf(text, "  measured (ncu, per CTA per K step): shared-load wavefronts %.1f (model %lld) %s;"
+                              " global sectors %.1f (model %lld) %s; store wavefronts %.1f (model %lld, cp.async"
+                              " writes are not in this counter)\n",
                         ld, (long long)r.smem_ld_wavefronts, agree ? "agree" : "DISAGREE: the exposed map or the model is wrong",
-                        st, (long long)r.smem_st_wavefronts, sectors, (long long)r.gmem_sectors);
+                        sectors, (long long)r.gmem_sectors, gagree ? "agree" : "DISAGREE",
+                        st, (long long)r.smem_st_wavefronts);
                 fprintf(json, ",\"measured\":{\"method\":\"ncu\",\"smem_ld_wavefronts\":%.3f,\"smem_st_wavefronts\":%.3f,"
-                              "\"gmem_sectors\":%.3f,\"agree\":%s}", ld, st, sectors, agree ? "true" : "false");
+                              "\"gmem_sectors\":%.3f,\"agree\":%s,\"gmem_agree\":%s}", ld, st, sectors,
+                        agree ? "true" : "false", gagree ? "true" : "false");
             } else {
                 fprintf(text, "  measured: no counters for this kernel (%s)\n", why);
             }
