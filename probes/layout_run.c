@@ -2,7 +2,7 @@
  * captures), analyse them against the PTX ISA, print tables, pictures and JSON.
  *
  * Build/run: part of libmmp; `mmaprobe probe layout --help` (through probes/cli_probe.c), or
- *   scripts/device/31-layout.sh on a GPU machine. Exit codes: 0 every capture is a consistent
+ *   scripts/device/30-probe.sh (probe --write-capture) on a GPU machine. Exit codes: 0 every capture is a consistent
  *   mapping and matches the PTX ISA where documented; 1 a capture is inconsistent or differs
  *   from the PTX ISA (a finding: the text names fragment, lane, register); 2 usage; 3 no device
  *   (GPU mode) or unreadable capture directory; 4 internal error.

@@ -219,7 +219,7 @@ START_TEST(test_duplicates_and_gaps)
 END_TEST
 
 /* Captures measured on GPUs (probes/captures/layout/<gpu>/, stored by the lead from
- * scripts/device/31-layout.sh): each must parse and be a consistent mapping (every element
+ * scripts/device/30-probe.sh (probe --write-capture)): each must parse and be a consistent mapping (every element
  * held, nothing unplaced); differences from the PTX ISA are findings and are printed. */
 START_TEST(test_stored_gpu)
 {
@@ -248,7 +248,7 @@ START_TEST(test_stored_gpu)
         }
         closedir(d);
     }
-    if (!seen) printf("# no GPU captures stored yet under %s/<gpu>/ (scripts/device/31-layout.sh makes them)\n", CAPDIR);
+    if (!seen) printf("# no GPU captures stored yet under %s/<gpu>/ (scripts/device/30-probe.sh (probe --write-capture) makes them)\n", CAPDIR);
 }
 END_TEST
 
