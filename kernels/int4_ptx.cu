@@ -91,7 +91,7 @@ static int run_wmma(const mmp_kernel_args *a)
     int4_wmma_kernel<<<grid, MMP_INTK_THREADS, 0, (cudaStream_t)a->stream>>>(
         (const uint8_t *)a->a, (const uint8_t *)a->b, (int32_t *)a->d, (int)a->m, (int)a->n, (int)a->k,
         a->lda / 2, a->ldb / 2, a->ldd);
-    return cudaGetLastError() == cudaSuccess ? 0 : MMP_STATUS_CUDA;
+    return cudaGetLastError() == cudaSuccess ? MMP_KERNEL_OK : MMP_KERNEL_ERROR;
 }
 
 /* ------------------------------------------------------------------------------------------------ */

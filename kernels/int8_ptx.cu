@@ -59,7 +59,7 @@ static int run_dp4a(const mmp_kernel_args *a)
     int8_dp4a_kernel<<<grid, block, 0, (cudaStream_t)a->stream>>>(
         (const int8_t *)a->a, (const int8_t *)a->b, (int32_t *)a->d, (int)a->m, (int)a->n, (int)a->k,
         a->layout_a, a->layout_b, a->lda, a->ldb, a->ldd);
-    return cudaGetLastError() == cudaSuccess ? 0 : MMP_STATUS_CUDA;
+    return cudaGetLastError() == cudaSuccess ? MMP_KERNEL_OK : MMP_KERNEL_ERROR;
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -123,7 +123,7 @@ static int run_wmma(const mmp_kernel_args *a)
     int8_wmma_kernel<<<grid, MMP_INTK_THREADS, 0, (cudaStream_t)a->stream>>>(
         (const uint8_t *)a->a, (const uint8_t *)a->b, (int32_t *)a->d, (int)a->m, (int)a->n, (int)a->k,
         a->lda, a->ldb, a->ldd);
-    return cudaGetLastError() == cudaSuccess ? 0 : MMP_STATUS_CUDA;
+    return cudaGetLastError() == cudaSuccess ? MMP_KERNEL_OK : MMP_KERNEL_ERROR;
 }
 
 /* ------------------------------------------------------------------------------------------------ */

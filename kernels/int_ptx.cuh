@@ -232,7 +232,7 @@ static int mmp_intk_run(const mmp_kernel_args *a)
     mmp_intk_kernel<BITS, BKB, S, ALD, BLD, BT, CG><<<grid, MMP_INTK_THREADS, 0, (cudaStream_t)a->stream>>>(
         (const uint8_t *)a->a, (const uint8_t *)a->b, (int32_t *)a->d, (int)a->m, (int)a->n, (int)a->k,
         a->lda * BITS / 8, a->ldb * BITS / 8, a->ldd);
-    return cudaGetLastError() == cudaSuccess ? 0 : MMP_STATUS_CUDA;
+    return cudaGetLastError() == cudaSuccess ? MMP_KERNEL_OK : MMP_KERNEL_ERROR;
 }
 
 /* Descriptor of an integer kernel (formats, layouts, multiples) — one line per row in the tables. */
