@@ -295,6 +295,36 @@ static void fit_chain(mmp_arith_report *r, fam *F, const mmp_model_params *p, co
                 n - bad, n);
 }
 
+/* Step 1 again, once the block size and floor are known: the anchor family alone may not tell
+ * the output or term rounding apart (an FP8 block result of 13 fraction bits hides fp32's last
+ * bit), and the random vectors that broke the tie were replayed under the unfitted block size.
+ * Every vector now decides; the current choice stays on a tie. */
+static void refine_rounding(mmp_arith_report *r, fam *F, mmp_model_params *p)
+{
+    static const mmp_round outs[] = {MMP_ROUND_TOWARD_ZERO, MMP_ROUND_NEAREST_EVEN};
+    static const mmp_round aligns[] = {MMP_ROUND_TOWARD_ZERO, MMP_ROUND_DOWN};
+    mmp_model_params best = *p;
+    size_t best_bad = capture_bad(F, p);
+    for (size_t o = 0; o < 2 && best_bad; o++)
+        for (size_t al = 0; al < 2 && best_bad; al++) {
+            mmp_model_params q = *p;
+            q.out_round = outs[o];
+            q.align_round = aligns[al];
+            size_t bad = capture_bad(F, &q);
+            if (bad < best_bad) { best_bad = bad; best = q; }
+        }
+    if (best.out_round == p->out_round && best.align_round == p->align_round) return;
+    *p = best;
+    for (int i = 0; i < r->nf; i++) {
+        if (!strcmp(r->f[i].name, "output_rounding"))
+            snprintf(r->f[i].value, sizeof r->f[i].value, "%s (decided by all vectors)", rname(p->out_round));
+        else if (!strcmp(r->f[i].name, "term_rounding"))
+            snprintf(r->f[i].value, sizeof r->f[i].value, "%s (decided by all vectors)",
+                     p->align_round == MMP_ROUND_DOWN ? "toward -inf (per sign: magnitudes of negatives round up)"
+                                                      : "toward zero for both signs");
+    }
+}
+
 mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap)
 {
     memset(rep, 0, sizeof *rep);
@@ -346,11 +376,13 @@ mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap)
         fit_anchor(alt, &F, &p_alt);
         fit_block(alt, &F, &p_alt);
         fit_floor_sub(alt, &F, &p_alt);
+        refine_rounding(alt, &F, &p_alt);
         bad_emul = capture_bad(&F, &p_alt);
     }
     fit_anchor(rep, &F, &p);
     fit_block(rep, &F, &p);
     fit_floor_sub(rep, &F, &p);
+    refine_rounding(rep, &F, &p);
     if (alt) {
         bad_native = capture_bad(&F, &p);
         const char *m = "every vector replayed under the native structure (one block over K, c in the "
