@@ -51,4 +51,10 @@ start=$(date +%s)
 timeout 560 "$B/bench_kernels" "${sass_args[@]}" --out "$out/kernels.md" "$@" 2> "$out/bench.log"
 rc=$?
 echo "bench_kernels.sh: bench_kernels exit $rc in $(( $(date +%s) - start )) s -> $out/kernels.md (log $out/bench.log)"
+# kernels whose device function is a template instance named through a row table (the integer
+# and wgmma families) read "?" above: scripts/sass-column.py maps them and fills those cells
+if [ -f "$out/kernels.md" ] && [ -f "${MMP_SASS_SUMMARY:-}" ] && command -v python3 >/dev/null; then
+    python3 "$(dirname "$0")/../scripts/sass-column.py" "$MMP_SASS_SUMMARY" "$out/kernels.md" --fill > "$out/kernels.filled.md" &&
+        mv "$out/kernels.filled.md" "$out/kernels.md" && echo "bench_kernels.sh: SASS cells filled from $MMP_SASS_SUMMARY"
+fi
 exit $rc

@@ -22,7 +22,8 @@ else
 fi
 
 # Validation of these kernels is in 10-validate.sh (one smoke and one edge run over every kernel).
-bash bench/bench_kernels.sh "$B" "$out" --budget $(( ${MMP_SCRIPT_BUDGET:-150} - 40 ))
+MMP_SASS_SUMMARY=${MMP_SASS_SUMMARY:-${OUT:-out}/10-validate/sass-summary.txt} \
+    bash bench/bench_kernels.sh "$B" "$out" --budget $(( ${MMP_SCRIPT_BUDGET:-150} - 40 ))
 note "bench_kernels.sh: exit $?"
 [ -f "$out/kernels.md" ] && cat "$out/kernels.md"
 exit 0
