@@ -7,7 +7,9 @@
  *   memcheck, initcheck, synccheck:  "========= ERROR SUMMARY: 3 errors"
  *   racecheck:                       "========= RACECHECK SUMMARY: 2 hazards displayed (1 error, 1 warning)"
  * (racecheck counts warnings apart; only errors are findings). The first error is the first
- * tool line after the banner that is neither indented detail, blank, nor a summary. No summary
+ * tool line after the banner that is neither indented detail, blank, a summary, a racecheck
+ * "Warning:" (real H200 output lists warnings first) nor the tool's "Target application
+ * returned an error" note; a warning stands in only when no error line exists. No summary
  * at all (the tool did not start, or was killed) is "not run", never a clean pass.
  * compute-sanitizer is found through $MMP_COMPUTE_SANITIZER, then $PATH, then
  * $CUDA_HOME/bin and /usr/local/cuda/bin.
@@ -63,6 +65,7 @@ mmp_status mmp_sanitizer_parse(mmp_sanitizer_summary *s, const char *text, size_
 {
     memset(s, 0, sizeof *s);
     s->errors = -1;
+    char warn[sizeof s->first] = "";
     size_t pos = 0;
     while (pos < len) {
         size_t end = pos;
@@ -91,14 +94,18 @@ mmp_status mmp_sanitizer_parse(mmp_sanitizer_summary *s, const char *text, size_
         size_t sp = 0;
         while (sp < rl && r[sp] == ' ') sp++;
         if (sp == rl || sp > 1) continue;            /* blank, or indented detail of an error */
-        if (!s->first[0]) {
+        if (contains(r, rl, "Target application returned an error")) continue;
+        int is_warn = rl - sp >= 8 && !memcmp(r + sp, "Warning:", 8);
+        char *dst = is_warn ? warn : s->first;
+        if (!dst[0]) {
             size_t n = rl - sp < sizeof s->first - 1 ? rl - sp : sizeof s->first - 1;
-            memcpy(s->first, r + sp, n);
-            s->first[n] = '\0';
-            for (char *c = s->first; *c; c++)
+            memcpy(dst, r + sp, n);
+            dst[n] = '\0';
+            for (char *c = dst; *c; c++)
                 if ((unsigned char)*c < 0x20) *c = ' ';
         }
     }
+    if (!s->first[0]) memcpy(s->first, warn, sizeof warn);
     if (!s->have_summary) return MMP_ERR(MMP_STATUS_PARSE, "no compute-sanitizer summary line in its output");
     if (s->errors == 0) s->first[0] = '\0';           /* lines before a clean summary are notes */
     return MMP_STATUS_OK;
