@@ -34,7 +34,11 @@ static const field case_tail[] = {
     FI(C, "n_unwritten", n_unwritten), FI(C, "n_guard", n_guard),
     FI(C, "n_input_modified", n_input_modified), FI(C, "n_nondet", n_nondet),
     FD(C, "time_kernel_ms", time_kernel_ms), FD(C, "time_reference_ms", time_reference_ms),
-    FD(C, "time_total_ms", time_total_ms), F32(C, "shard_index", shard_index),
+    FD(C, "time_total_ms", time_total_ms),
+    FD(C, "time_inputs_ms", time_stage_ms[MMP_STAGE_INPUTS]), FD(C, "time_poison_ms", time_stage_ms[MMP_STAGE_POISON]),
+    FD(C, "time_transfer_ms", time_stage_ms[MMP_STAGE_TRANSFER]),
+    FD(C, "time_launch_ms", time_stage_ms[MMP_STAGE_LAUNCH]), FD(C, "time_guards_ms", time_stage_ms[MMP_STAGE_GUARDS]),
+    FD(C, "time_compare_ms", time_stage_ms[MMP_STAGE_COMPARE]), F32(C, "shard_index", shard_index),
     F32(C, "shard_count", shard_count), F32(C, "device", device),
 };
 #undef C
@@ -257,6 +261,7 @@ mmp_status mmp_json_read_case(const mmp_json_ctx *cx, mmp_case_result *r, const 
         }
     }
     MMP_TRY(read_fields(cx, r, case_tail, NF(case_tail), v, path));
+    r->time_stage_ms[MMP_STAGE_REFERENCE] = r->time_reference_ms;   /* one member for both */
     const mmp_json *m = mmp_json_get(v, "metrics");
     if (m) {
         char mp[300];

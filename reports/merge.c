@@ -29,6 +29,7 @@ static char *result_key(const mmp_case_result *c)
 {
     mmp_case_result r = *c;
     r.time_kernel_ms = r.time_reference_ms = r.time_total_ms = 0;
+    memset(r.time_stage_ms, 0, sizeof r.time_stage_ms);
     r.shard_index = 0;
     r.shard_count = 1;
     r.device = 0;

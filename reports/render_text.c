@@ -60,4 +60,8 @@ void mmp_report_print_text(FILE *out, const mmp_run *run)
     fprintf(out, "\n%zu cases: %" PRId64 " PASS, %" PRId64 " FAIL, %" PRId64 " ERROR, %" PRId64 " SKIP\n",
             run->n_cases, counts[MMP_VERDICT_PASS], counts[MMP_VERDICT_FAIL], counts[MMP_VERDICT_ERROR],
             counts[MMP_VERDICT_SKIP]);
+    double stages[MMP_STAGE_COUNT_] = {0};
+    for (size_t i = 0; i < run->n_cases; i++)
+        for (int s = 0; s < MMP_STAGE_COUNT_; s++) stages[s] += run->cases[i].time_stage_ms[s];
+    mmp_stage_print(out, stages);
 }

@@ -79,6 +79,24 @@ void mmp_metrics_init(mmp_metrics *m)
     m->worst_i = m->worst_j = m->first_bad_i = m->first_bad_j = -1;
 }
 
+const char *mmp_stage_name(mmp_stage s)
+{
+    static const char *names[MMP_STAGE_COUNT_] = {"inputs", "reference", "poison", "transfer",
+                                                  "launch", "guards", "compare"};
+    return (unsigned)s < MMP_STAGE_COUNT_ ? names[s] : NULL;
+}
+
+void mmp_stage_print(FILE *out, const double ms[MMP_STAGE_COUNT_])
+{
+    double total = 0;
+    for (int s = 0; s < MMP_STAGE_COUNT_; s++) total += ms[s];
+    fprintf(out, "time by stage:");
+    for (int s = 0; s < MMP_STAGE_COUNT_; s++)
+        fprintf(out, "%s %s %.3g s (%.0f%%)", s ? "," : "", mmp_stage_name((mmp_stage)s), ms[s] / 1e3,
+                total > 0 ? 100.0 * ms[s] / total : 0.0);
+    fprintf(out, "\n");
+}
+
 void mmp_case_result_init(mmp_case_result *r)
 {
     memset(r, 0, sizeof *r);

@@ -124,6 +124,14 @@ static mmp_status run_case(mmp_case_result *r, const sim *s, int64_t m, int64_t 
     /* modelled times: 2mnk flops at a nominal 400 TFLOP/s plus a 4 us launch; reference on the CPU */
     r->time_kernel_ms = 0.004 + 2.0 * (double)(m * n * k) / 400e12 * 1e3;
     r->time_reference_ms = 2.0 * (double)(m * n * k) / 20e9 * 1e3;
+    /* stages (modelled too): two launches, the rest of the 0.5 ms of bookkeeping spread */
+    r->time_stage_ms[MMP_STAGE_INPUTS] = 0.1;
+    r->time_stage_ms[MMP_STAGE_REFERENCE] = r->time_reference_ms;
+    r->time_stage_ms[MMP_STAGE_POISON] = 0.05;
+    r->time_stage_ms[MMP_STAGE_TRANSFER] = 0.15;
+    r->time_stage_ms[MMP_STAGE_LAUNCH] = 2 * r->time_kernel_ms;
+    r->time_stage_ms[MMP_STAGE_GUARDS] = 0.05;
+    r->time_stage_ms[MMP_STAGE_COMPARE] = 0.1;
     r->time_total_ms = r->time_kernel_ms + r->time_reference_ms + 0.5;
     r->n_mpfr = mt->above_tol < 64 ? mt->above_tol : 64;
     free(a); free(b); free(ratio);

@@ -490,7 +490,7 @@ START_TEST(fuzz_regressions)
         mmp_status st = mmp_report_merge(&merged, two, names, 2);
         ck_assert_int_eq(st, MMP_STATUS_INVALID);
         if (i == 0) ck_assert(strstr(mmp_error_last(), "with different results"));
-        else ck_assert(strstr(mmp_error_last(), "(schema 1.1) with rewritten (schema 1.0)"));
+        else ck_assert(strstr(mmp_error_last(), "(schema 1.2) with rewritten (schema 1.1)"));
         mmp_run_clear(&merged);
         free(w1); free(w2); free(text);
         mmp_run_clear(&run);

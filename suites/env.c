@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "mmp_gitsha.h"   /* MMP_GIT_SHA, written at build time (cmake/gitsha.cmake) */
 #include "mmaprobe/cli.h"
 
 #ifdef MMP_HAVE_CUDA

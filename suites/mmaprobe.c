@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mmp_gitsha.h"   /* MMP_GIT_SHA, written at build time (cmake/gitsha.cmake) */
 #include "mmaprobe/cli.h"
 #include "mmaprobe/status.h"
 

@@ -254,8 +254,10 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
 #ifdef MMP_HAVE_CUDA
     static cudaStream_t stream;
     if (!stream) MMP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    double tx = now_ms();
     for (int i = 0; i < 4; i++)
         if (ops->buf[i].image) MMP_TRY(mmp_buffer_upload(&ops->buf[i]));
+    r->time_stage_ms[MMP_STAGE_TRANSFER] += now_ms() - tx;
     a.a = mmp_buffer_kernel_ptr(&ops->buf[0]);
     a.b = mmp_buffer_kernel_ptr(&ops->buf[1]);
     a.c = ops->have_c ? mmp_buffer_kernel_ptr(&ops->buf[2]) : NULL;
@@ -288,8 +290,10 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
         say(r, "launch: kernel returned %d", rc);
         return MMP_STATUS_KERNEL;
     }
+    tx = now_ms();
     for (int i = 0; i < 4; i++)
         if (ops->buf[i].image) MMP_TRY(mmp_buffer_download(&ops->buf[i]));
+    r->time_stage_ms[MMP_STAGE_TRANSFER] += now_ms() - tx;
     return MMP_STATUS_OK;
 #else
     return MMP_ERR(MMP_STATUS_NO_DEVICE, "device kernel in a build without CUDA");
@@ -372,11 +376,15 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     mmp_ref ref;
     memset(&ref, 0, sizeof ref);
     void *out[2] = {NULL, NULL};
-    mmp_status st = fill_inputs(&ops, c);
-    if (st != MMP_STATUS_OK) goto done;
+    double *stage = r->time_stage_ms;
     double t0 = now_ms();
+    mmp_status st = fill_inputs(&ops, c);
+    stage[MMP_STAGE_INPUTS] += now_ms() - t0;
+    if (st != MMP_STATUS_OK) goto done;
+    t0 = now_ms();
     st = mmp_ref_compute(&ref, c, &ops.buf[0], &ops.buf[1], ops.have_c ? &ops.buf[2] : NULL, o->device);
     r->time_reference_ms = now_ms() - t0;
+    stage[MMP_STAGE_REFERENCE] = r->time_reference_ms;
     r->n_mpfr = ref.n_mpfr;
     if (st != MMP_STATUS_OK) goto done;
     if (k->workspace_bytes) {
@@ -399,13 +407,17 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     mmp_damage dmg[2][4];
     int runs_done = 0;
     for (int run = 0; run < 2; run++) {
+        t0 = now_ms();
         for (int mat = 0; mat < 3; mat++)
             if (ops.buf[mat].image) mmp_buffer_restore(&ops.buf[mat]);
         mmp_buffer_fill_canary(d);
         mmp_buffer_fill_logical_bits(d, poison_bits(df, run));
         mmp_buffer_snapshot(d);
-        double ms = 0;
+        stage[MMP_STAGE_POISON] += now_ms() - t0;
+        double ms = 0, tx0 = stage[MMP_STAGE_TRANSFER];
+        t0 = now_ms();
         st = launch(r, &ops, c, &ms);
+        stage[MMP_STAGE_LAUNCH] += now_ms() - t0 - (stage[MMP_STAGE_TRANSFER] - tx0);
         if (st == MMP_STATUS_UNSUPPORTED) {
             skip(r, "the kernel's entry point declined these arguments (MMP_KERNEL_UNSUPPORTED)");
             st = MMP_STATUS_OK;
@@ -420,12 +432,15 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
             goto done;
         }
         if (run == 0 || ms < r->time_kernel_ms) r->time_kernel_ms = ms;
+        t0 = now_ms();
         check_damage(r, &ops, dmg[run]);
         runs_done++;
         out[run] = malloc(d->data_bytes);
         if (!out[run]) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory"); goto done; }
         memcpy(out[run], mmp_buffer_host(d), d->data_bytes);
+        stage[MMP_STAGE_GUARDS] += now_ms() - t0;
     }
+    t0 = now_ms();
     say_damage(r, &ops, dmg, runs_done);
     /* Unwritten and nondeterministic; unwritten elements are then set to the expected value so
      * that they are reported once, as unwritten, and not again as wrong values. */
@@ -454,6 +469,7 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
             (long long)r->n_nondet, (long long)nd_i, (long long)nd_j);
     }
     mmp_check_output(r, c, &ref, out[0], o);
+    stage[MMP_STAGE_COMPARE] += now_ms() - t0;
     r->verdict = (r->reasons & ~(uint32_t)MMP_REASON_OVERFLOW) ? MMP_VERDICT_FAIL : MMP_VERDICT_PASS;
 done:
     free(out[0]);

@@ -32,10 +32,14 @@ void mmp_runner_print_table(FILE *out, const mmp_case_result *res, size_t n)
         }
         rows[j].ms += r->time_total_ms;
     }
+    double stages[MMP_STAGE_COUNT_] = {0};
+    for (size_t i = 0; i < n; i++)
+        for (int s = 0; s < MMP_STAGE_COUNT_; s++) stages[s] += res[i].time_stage_ms[s];
     fprintf(out, "%-28s %-16s %5s %5s %5s %5s %11s %9s %9s\n", "kernel", "precision", "pass", "fail", "error",
             "skip", "err/bound", "max ulp", "time s");
     for (size_t j = 0; j < nr; j++)
         fprintf(out, "%-28s %-16s %5d %5d %5d %5d %11.3g %9.3g %9.2f\n", rows[j].kernel, rows[j].precision,
                 rows[j].count[0], rows[j].count[1], rows[j].count[2], rows[j].count[3], rows[j].worst_ratio,
                 rows[j].max_ulp, rows[j].ms / 1e3);
+    mmp_stage_print(out, stages);
 }

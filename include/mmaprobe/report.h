@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define MMP_REPORT_SCHEMA_MAJOR 1
-#define MMP_REPORT_SCHEMA_MINOR 0
+#define MMP_REPORT_SCHEMA_MINOR 1
 
 typedef struct mmp_run {
     mmp_env env;

@@ -13,6 +13,7 @@
 #ifndef MMAPROBE_RESULT_H
 #define MMAPROBE_RESULT_H
 
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,6 +87,18 @@ typedef struct mmp_metrics {
 
 void mmp_metrics_init(mmp_metrics *m);
 
+/* Where a case's time goes (time_stage_ms[]; JSON time_<name>_ms): input generation, the
+ * certified reference, restoring inputs + canaries + poison before each run, host<->device
+ * copies, the launches themselves (wall, synchronised), guard/padding/input checks, and the
+ * comparison (unwritten, nondeterminism, metrics). Their sum is time_total_ms less bookkeeping. */
+typedef enum mmp_stage {
+    MMP_STAGE_INPUTS, MMP_STAGE_REFERENCE, MMP_STAGE_POISON, MMP_STAGE_TRANSFER,
+    MMP_STAGE_LAUNCH, MMP_STAGE_GUARDS, MMP_STAGE_COMPARE, MMP_STAGE_COUNT_
+} mmp_stage;
+const char *mmp_stage_name(mmp_stage s);   /* "inputs", "reference", ...; NULL out of range */
+/* One line "time by stage: inputs 0.12 s (3%), reference ..." for summed stage times (ms). */
+void mmp_stage_print(FILE *out, const double ms[MMP_STAGE_COUNT_]);
+
 typedef struct mmp_case_result {
     char id[256];                  /* kernel/a.b.d/MxNxK[/ld...]/dist/sSEED */
     char kernel[96];
@@ -105,11 +118,14 @@ typedef struct mmp_case_result {
     double time_kernel_ms;         /* median kernel time (timing mode) or single launch */
     double time_reference_ms;
     double time_total_ms;
+    /* the case's wall time by stage (both runs summed; schema 1.1): see mmp_stage */
+    double time_stage_ms[MMP_STAGE_COUNT_];
     int32_t shard_index, shard_count;
     int32_t device;
 } mmp_case_result;
 
 void mmp_case_result_init(mmp_case_result *r);
+
 
 typedef struct mmp_env {
     char gpu[128];                 /* "NVIDIA H200" or "none" */

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# bench/bench_e2e.sh [MMAPROBE] [KERNEL] [N] [OUT_DIR] — end-to-end validation of ONE case
+# (inputs, certified reference, poison, transfers, two launches, guards, comparison), its
+# wall time split by stage (the case's time_<stage>_ms members, schema 1.1).
+#   GPU (the issue's figure):  bash bench/bench_e2e.sh build-h200/mmaprobe cublas_bf16_f32 8192
+#   CPU (no GPU):              bash bench/bench_e2e.sh build/mmaprobe host_tc_bf16_f32 1024
+# Writes OUT_DIR/e2e-KERNEL-N.{json,txt}; prints the split. The case runs in-process
+# (--no-isolate) so the stage sum and the wall clock of the process can be compared.
+set -euo pipefail
+mmp=${1:-build/mmaprobe}
+kernel=${2:-host_tc_bf16_f32}
+n=${3:-1024}
+out=${4:-reports/bench}
+mkdir -p "$out"
+suite=$(mktemp --suffix=.suite)
+trap 'rm -f "$suite"' EXIT
+echo "shape=${n}x${n}x${n} dist=uniform kernel=$kernel" > "$suite"
+base="$out/e2e-$kernel-$n"
+start=$(date +%s.%N)
+"$mmp" validate --suite "$suite" --filter "$kernel/*" --seed 42 --no-isolate -o "$base.json" > "$base.txt" 2>&1 || true
+end=$(date +%s.%N)
+python3 - "$base.json" "$start" "$end" <<'PY' | tee -a "$base.txt"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+wall = float(sys.argv[3]) - float(sys.argv[2])
+env = doc["env"]
+print("env: %s, %s, git %s" % (env.get("gpu"), env.get("hostname"), env.get("git_sha")))
+for c in doc["cases"]:
+    print("case %s: %s (n_mpfr %d)" % (c["id"], c["verdict"], c.get("n_mpfr", 0)))
+    names = ["inputs", "reference", "poison", "transfer", "launch", "guards", "compare"]
+    tot = c["time_total_ms"]
+    for s in names:
+        ms = c.get("time_%s_ms" % s, 0.0)
+        print("  %-10s %10.1f ms  %5.1f %%" % (s, ms, 100.0 * ms / tot if tot else 0))
+    rest = tot - sum(c.get("time_%s_ms" % s, 0.0) for s in names)
+    print("  %-10s %10.1f ms  %5.1f %%" % ("other", rest, 100.0 * rest / tot if tot else 0))
+    print("  %-10s %10.1f ms  (kernel alone, fastest of 2 runs: %.3f ms)" % ("case total", tot, c["time_kernel_ms"]))
+print("process wall clock (start-up, environment, report writing included): %.2f s" % wall)
+PY
