@@ -13,6 +13,8 @@
 #   4. suites/check_gpu_reference (the Check suite: device path vs CPU path on random, wide,
 #      cancelling and special-value problems of every float format).
 #   5. The CPU certified path at 2048^3 on this host, for comparison with the 2-core figure.
+#   6. bench/bench_e2e.sh: one 8192^3 validation case end to end (cublas_bf16_f32, in-process),
+#      its time split by stage (inputs, reference, poison, transfers, launches, guards, compare).
 # Fails soft: prints what failed and continues. Each run is limited to what is left of the
 # script's budget ($MMP_SCRIPT_BUDGET from run-all.sh).
 # budget-seconds: 150
@@ -56,4 +58,10 @@ if [ -x build-h200/suites/check_gpu_reference ] && [ "$left" -gt 20 ]; then
 fi
 run gpu-bf16-8192 60 --gpu --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
 run cpu-fp32-2048 40 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
+left=$((budget - ($(date +%s) - t_start) - 5))
+if [ "$left" -gt 30 ]; then
+    timeout "$left" bash bench/bench_e2e.sh build-h200/mmaprobe cublas_bf16_f32 8192 "$out" 2>&1 | tail -14
+else
+    echo "20-reference: e2e 8192^3 skipped: budget spent"
+fi
 exit 0
