@@ -266,6 +266,10 @@ mmp_status mmp_model_dot(double *d, const double *a, const double *b, double c, 
     const fmt_range *in = range_of(p->emulate_f16 ? MMP_FORMAT_FP16 : p->in_format);
     const fmt_range *o = range_of(p->out_format);
     if (p->c_unused) c = 0.0;
+    /* an accumulator held in the output format (fp16) is converted first: an fp32 c beyond
+     * fp16's range arrives as an infinity and meets the products' infinities as one (H200:
+     * c = 6.9e34 -> +Inf with a -Inf product gives NaN, not -Inf) */
+    if (p->c_in_out_format) c = to_out(c, o);
     /* special values first: NaN wins, then Inf*0, then opposite infinities */
     int pos_inf = 0, neg_inf = 0, nan = isnan(c);
     if (isinf(c)) {
@@ -282,7 +286,6 @@ mmp_status mmp_model_dot(double *d, const double *a, const double *b, double c, 
     }
     if (nan || (pos_inf && neg_inf)) { *d = NAN; return MMP_STATUS_OK; }
     if (pos_inf || neg_inf) { *d = pos_inf ? INFINITY : -INFINITY; return MMP_STATUS_OK; }
-    if (p->c_in_out_format) c = to_out(c, o);
     if (isinf(c)) { *d = c; return MMP_STATUS_OK; }
     if (p->promote > 0 && p->promote < k && p->out_format == MMP_FORMAT_FP32) {
         /* promotion: each group of `promote` products from a zero accumulator, each group's

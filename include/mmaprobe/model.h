@@ -28,7 +28,8 @@
  *     mma.sync FP8 emulation (emulate_f16 + interleave + c_fadd: fp16 products dealt in pairs
  *     to two f16 blocks chained from 0, c added last by an fp32 round-to-nearest FADD);
  *   - NaN in any input, Inf*0, or +Inf with -Inf gives NaN (canonical 0x7fffffff); else an
- *     infinite term gives that infinity; an all-zero sum is +0.
+ *     infinite term gives that infinity; an all-zero sum is +0. A c held in the output format
+ *     (c_in_out_format) is converted first, so an fp32 c beyond fp16's range is an infinity.
  * Everything is exact integer arithmetic; no floating-point rounding happens in the model.
  */
 #ifndef MMAPROBE_MODEL_H
