@@ -416,7 +416,8 @@ mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap)
     size_t first = 0, nsp = family_size(cap, "special");
     size_t bad = family_bad(&F, &p, SIZE_MAX - 1, &first);
     add_feature(rep, "special_values", bad == 0,
-                "NaN in a, Inf*0, +Inf with -Inf, Inf with finite, -0 products, c in {+-0, 1, +-Inf, NaN}",
+                "NaN in a, Inf*0, +Inf with -Inf, Inf with finite, -0 products, c in {+-0, 1, +-Inf, NaN}; "
+                "fp16 accumulators: c = +-1e5, 65520, 65519 given as fp32 (an infinity once converted, or not)",
                 bad == 0 ? "IEEE-style: NaN wins, Inf*0 and Inf-Inf give NaN, exact zero sums give +0 (%zu vectors)"
                          : "%zu of %zu differ from the IEEE-style rules", bad ? bad : nsp, nsp);
     rep->fitted = p;

@@ -292,6 +292,30 @@ static mmp_status design_special(builder *B)
     return MMP_STATUS_OK;
 }
 
+/* fp16 accumulator (fp16 output): c given as fp32 beyond fp16's range (+-1e5: an infinity once
+ * uploaded; 65520: rounds to +Inf under round-to-nearest, 65519 to 65504) against an opposite
+ * infinite product, a same-sign one, and finite products. Appended after the random vectors so
+ * that their indices stay those of earlier runs (the H200 run's NaN vectors are found by index). */
+static mmp_status design_special_fp16_c(builder *B)
+{
+    if (B->cap->out_format != MMP_FORMAT_FP16) return MMP_STATUS_OK;
+    int k = B->cap->k;
+    double inf = B->F->f == MMP_FORMAT_E4M3 ? 0.0 : INFINITY;   /* e4m3 has no Inf */
+    const double cs[] = {1e5, -1e5, 65520.0, 65519.0};
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
+        for (int kind = 0; kind < 4; kind++) {
+            zero(B);
+            switch (kind) {
+            case 0: break;
+            case 1: if (inf == 0.0) continue; B->a[0] = -inf; B->b[0] = 1.0; break;
+            case 2: if (inf == 0.0) continue; B->a[0] = inf; B->b[0] = 1.0; break;
+            case 3: B->a[0] = 1.0; B->b[0] = 1.0; if (k > 1) { B->a[1] = -1.0; B->b[1] = 0.5; } break;
+            }
+            MMP_TRY(add_vec(B, "special", cs[ci]));
+        }
+    return MMP_STATUS_OK;
+}
+
 /* Chains of instructions over K (promote > 0): anchor A in the first instruction (as c, or as
  * product 0 with c = 0), t = +-A*2^-j in the last product: how many bits of the running sum
  * survive the chain. A = 2^12 keeps t = A*2^-j a product of two inputs up to j = 30 even
@@ -373,7 +397,8 @@ mmp_status mmp_arith_design(mmp_capture *cap, const mmp_arith_instr *in, size_t 
         (st = design_floor(&B)) != MMP_STATUS_OK || (st = design_subnormal(&B)) != MMP_STATUS_OK ||
         (st = design_special(&B)) != MMP_STATUS_OK ||
         (in->promote > 0 && (st = design_chain(&B)) != MMP_STATUS_OK) ||
-        (st = design_random(&B, n_random, seed)) != MMP_STATUS_OK) {
+        (st = design_random(&B, n_random, seed)) != MMP_STATUS_OK ||
+        (st = design_special_fp16_c(&B)) != MMP_STATUS_OK) {
         mmp_capture_clear(cap);
         return st;
     }

@@ -291,6 +291,7 @@ START_TEST(test_h200_fp16_nan_explained)
         size_t rule = 0, first = SIZE_MAX;
         for (size_t i = 0; i < cap.count; i++) {
             const mmp_capture_vec *v = &cap.v[i];
+            if (strncmp(v->probe, "rand", 4)) continue;   /* the device run's random vectors */
             double c = mmp_probe_value(v->c);
             double c16 = mmp_format_round(c, MMP_FORMAT_FP16, MMP_ROUND_NEAREST_EVEN, 0);
             if (!isfinite(c) || !isinf(c16)) continue;
