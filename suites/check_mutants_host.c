@@ -1,6 +1,10 @@
 /* check_mutants_host.c — every host mutant is caught with the RIGHT reason, and the correct
  * kernel passes the very same case (so the catch is the bug's, not the case's). */
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mmaprobe/registry.h"
 #include "mmaprobe/runner.h"
@@ -36,6 +40,13 @@ static const mutant_case table[] = {
     {"mut_host_wild_write", 16, 16, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_ERROR, MMP_REASON_CRASH},
 };
 #define N_TABLE (sizeof table / sizeof table[0])
+
+static volatile int *stop_flag;
+static void on_alarm(int sig)
+{
+    (void)sig;
+    *stop_flag = 1;
+}
 
 static void make_case(mmp_case *c, const mmp_kernel_desc *k, const mutant_case *t)
 {
@@ -80,24 +91,62 @@ START_TEST(test_mutant_caught)
 }
 END_TEST
 
-/* A run goes on after a crash and a hang: the next kernel's cases still PASS. */
+/* A run goes on after a crash and a hang: the next kernel's cases still PASS, with the next
+ * kernel's child preforked (_i = 1, the default) or not (_i = 0); no child is left behind. */
 START_TEST(test_run_continues)
 {
     const mmp_kernel_desc *crash = mmp_registry_find("mut_host_crash", MMP_REGISTRY_ALL);
+    const mmp_kernel_desc *hang = mmp_registry_find("mut_host_hang", MMP_REGISTRY_ALL);
     const mmp_kernel_desc *good = mmp_registry_find("host_f32", MMP_REGISTRY_ALL);
-    mmp_case c[4];
+    mmp_case c[6];
     mmp_case_init(&c[0], crash, 8, 8, 8, MMP_DIST_UNIFORM, 1);
     mmp_case_init(&c[1], crash, 9, 8, 8, MMP_DIST_UNIFORM, 1);
     mmp_case_init(&c[2], good, 8, 8, 8, MMP_DIST_UNIFORM, 1);
-    mmp_case_init(&c[3], good, 9, 9, 9, MMP_DIST_EXACT, 1);
+    mmp_case_init(&c[3], hang, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[4], good, 9, 9, 9, MMP_DIST_EXACT, 1);
+    mmp_case_init(&c[5], good, 7, 5, 3, MMP_DIST_NORMAL, 1);
     mmp_runner_options o;
     mmp_runner_options_init(&o);
-    mmp_case_result r[4];
-    ck_assert_int_eq(mmp_runner_run(r, c, 4, &o, NULL, NULL), MMP_STATUS_OK);
+    o.prefork = _i;
+    o.timeout_s = 1;
+    mmp_case_result r[6];
+    ck_assert_int_eq(mmp_runner_run(r, c, 6, &o, NULL, NULL), MMP_STATUS_OK);
     ck_assert_int_eq(r[0].verdict, MMP_VERDICT_ERROR);
     ck_assert_int_eq(r[1].verdict, MMP_VERDICT_ERROR);   /* restarted child, crashed again */
     ck_assert_int_eq(r[2].verdict, MMP_VERDICT_PASS);
-    ck_assert_int_eq(r[3].verdict, MMP_VERDICT_PASS);
+    ck_assert_msg(r[3].verdict == MMP_VERDICT_ERROR && (r[3].reasons & MMP_REASON_TIMEOUT), "%s", r[3].message);
+    ck_assert_int_eq(r[4].verdict, MMP_VERDICT_PASS);
+    ck_assert_int_eq(r[5].verdict, MMP_VERDICT_PASS);
+    for (int i = 0; i < 6; i++) ck_assert_str_eq(r[i].id, c[i].id);
+    /* every child (the preforked ones included) was reaped */
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+    ck_assert_int_eq(errno, ECHILD);
+}
+END_TEST
+
+/* A stop request while the next kernel's child waits: the run ends, the waiting child is gone. */
+START_TEST(test_stop_with_preforked_child)
+{
+    const mmp_kernel_desc *hang = mmp_registry_find("mut_host_hang", MMP_REGISTRY_ALL);
+    const mmp_kernel_desc *good = mmp_registry_find("host_f32", MMP_REGISTRY_ALL);
+    mmp_case c[2];
+    mmp_case_init(&c[0], hang, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[1], good, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    static volatile int stop;
+    stop = 0;
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    o.timeout_s = 30;
+    o.stop = &stop;
+    signal(SIGALRM, on_alarm);
+    stop_flag = &stop;
+    alarm(1);
+    mmp_case_result r[2];
+    ck_assert_int_eq(mmp_runner_run(r, c, 2, &o, NULL, NULL), MMP_STATUS_OK);
+    ck_assert(r[0].reasons & MMP_REASON_INTERRUPTED);
+    ck_assert(r[1].reasons & MMP_REASON_INTERRUPTED);
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+    ck_assert_int_eq(errno, ECHILD);
 }
 END_TEST
 
@@ -107,7 +156,8 @@ static Suite *mutants_host_suite(void)
     TCase *tc = tcase_create("caught");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_mutant_caught, 0, N_TABLE);
-    tcase_add_test(tc, test_run_continues);
+    tcase_add_loop_test(tc, test_run_continues, 0, 2);
+    tcase_add_test(tc, test_stop_with_preforked_child);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -90,6 +90,7 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
         } else if (list) {
             return BAD("unknown option '%s' for list (--suite, --filter, --mutants, --plugin)", o);
         } else if (!strcmp(o, "--no-isolate")) a->o.isolate = 0;
+        else if (!strcmp(o, "--no-prefork")) a->o.prefork = 0;
         else if (!strcmp(o, "--tolerance")) {
             NEED();
             if (mmp_tolerance_from_name(&a->o.tol.mode, v) != MMP_STATUS_OK)

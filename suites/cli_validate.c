@@ -2,7 +2,7 @@
  *
  *   mmaprobe validate [--suite smoke|edge|full|FILE] [--filter GLOB] [--seed N] [--mutants]
  *                     [--tolerance bound|probabilistic|bitwise] [--atol X] [--rtol X] [--ulps N]
- *                     [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate]
+ *                     [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate] [--no-prefork]
  *                     [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]
  *   mmaprobe list [--suite S] [--filter GLOB] [--mutants] [--plugin LIB.so]...
  *
@@ -215,9 +215,10 @@ static void usage_validate(void)
     printf("usage: mmaprobe validate [--suite smoke|edge|full|FILE] [--filter GLOB] [--seed N] [--mutants]\n"
            "         [--tolerance bound|probabilistic|bitwise] [--atol X] [--rtol X] [--ulps N]\n"
            "         [--acc-model GPU|probe.json]  (bounds from the measured accumulator model)\n"
-           "         [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate]\n"
+           "         [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate] [--no-prefork]\n"
            "         [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]\n"
-           "  runs every case (each kernel in its own process), writes RUN.json (and RUN.json.jsonl\n"
+           "  runs every case (each kernel in its own process, the next one started and its CUDA\n"
+           "  context created while the current kernel runs), writes RUN.json (and RUN.json.jsonl\n"
            "  as cases finish), prints a table. Exit 0 all pass/skip, 1 a FAIL or ERROR, 2 usage or\n"
            "  input, 3 environment (unwritable output, full disk, no device), 4 internal.\n");
 }

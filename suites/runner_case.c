@@ -479,6 +479,23 @@ done:
     return st;
 }
 
+double mmp_runner_warm_up(const mmp_case *c, const mmp_runner_options *o)
+{
+#ifdef MMP_HAVE_CUDA
+    if (c->kernel->where != MMP_KERNEL_DEVICE || o->have_device == 0) return 0.0;
+    double t0 = now_ms();
+    if (cudaSetDevice(o->device) != cudaSuccess || cudaFree(0) != cudaSuccess) {
+        cudaGetLastError();            /* the case itself reports the device problem */
+        return 0.0;
+    }
+    return now_ms() - t0;
+#else
+    (void)c;
+    (void)o;
+    return 0.0;
+#endif
+}
+
 mmp_status mmp_runner_run_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
 {
     double t0 = now_ms();

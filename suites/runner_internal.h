@@ -59,7 +59,10 @@ mmp_status mmp_buffer_init(mmp_buffer *b, mmp_format f, mmp_layout l, int64_t ld
                            int64_t cols);
 void mmp_buffer_clear(mmp_buffer *b);
 static inline void *mmp_buffer_host(mmp_buffer *b) { return b->image + MMP_GUARD_BYTES; }
-void *mmp_buffer_kernel_ptr(mmp_buffer *b);   /* device data pointer if on device, else host */
+void *mmp_buffer_kernel_ptr(mmp_buffer *b);
+/* Create this process's CUDA context for the case's device now (a kernel's forked child,
+ * before its first case); its milliseconds, 0 for host kernels or without a device. */
+double mmp_runner_warm_up(const mmp_case *c, const mmp_runner_options *o);   /* device data pointer if on device, else host */
 void mmp_buffer_fill_canary(mmp_buffer *b);   /* every byte (guards, data, padding) = canary */
 void mmp_buffer_fill_logical_bits(mmp_buffer *b, uint64_t bits);
 void mmp_buffer_snapshot(mmp_buffer *b);      /* pristine = image */

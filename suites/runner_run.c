@@ -8,6 +8,12 @@
  * error) or runs past its time into an ERROR for the case in flight, then forks a fresh child
  * for the kernel's remaining cases. A stop request (SIGINT/SIGTERM in the caller) kills the
  * child and leaves the unfinished cases as ERROR "interrupted".
+ *
+ * Prefork (o->prefork, default): while one kernel's child runs, the next kernel's child is
+ * already forked and creates its CUDA context (mmp_runner_warm_up), then waits for the parent to
+ * close its "go" pipe. The context cost (tens to hundreds of ms per process) is thus paid off the
+ * critical path; it is recorded as the child's first case's time_context_ms. A child forked
+ * later closes the waiting child's descriptors, so closing "go" in the parent is always seen.
  */
 #include <errno.h>
 #include <poll.h>
@@ -84,8 +90,10 @@ static void preset(mmp_case_result *r, const mmp_case *c, const mmp_runner_optio
     snprintf(r->message, sizeof r->message, "%s", msg);
 }
 
-/* The child: run cases [from, to) and report. Never returns. */
-static void child_main(int fd, const mmp_case *cases, size_t from, size_t to, const mmp_runner_options *o)
+/* The child: run cases [from, to) and report. Never returns. ctx_ms: its CUDA context's cost,
+ * charged to its first case. */
+static void child_main(int fd, const mmp_case *cases, size_t from, size_t to, const mmp_runner_options *o,
+                       double ctx_ms)
 {
     signal(SIGINT, SIG_IGN);   /* the parent decides; it kills us on a stop request */
     signal(SIGTERM, SIG_DFL);
@@ -98,11 +106,82 @@ static void child_main(int fd, const mmp_case *cases, size_t from, size_t to, co
         send_msg(MSG_START, i);
         mmp_case_result r;
         mmp_status st = mmp_runner_run_case(&r, &cases[i], &co);
+        if (i == from) r.time_stage_ms[MMP_STAGE_CONTEXT] = ctx_ms;
         msg_header h = {MSG_RESULT, 0, i};
         if (write_all(fd, &h, sizeof h) || write_all(fd, &r, sizeof r)) _exit(4);
         if (st == MMP_STATUS_CUDA) _exit(3);   /* sticky CUDA error: a fresh process goes on */
     }
     _exit(0);
+}
+
+/* A forked child for cases [from, to): results come on fd; it starts when go is closed. */
+typedef struct {
+    pid_t pid;                     /* 0: none */
+    int fd, go;
+    size_t from, to;
+} child;
+
+static void child_close_fds(child *ch)
+{
+    if (ch->fd >= 0) close(ch->fd);
+    if (ch->go >= 0) close(ch->go);
+    ch->fd = ch->go = -1;
+}
+
+/* Fork a child for [from, to) that warms up, then waits for go. `other`: a waiting child whose
+ * descriptors the new process must not keep. */
+static mmp_status spawn(child *ch, const mmp_case *cases, size_t from, size_t to, const mmp_runner_options *o,
+                        child *other)
+{
+    int fds[2], gos[2];
+    ch->pid = 0;
+    ch->fd = ch->go = -1;
+    if (pipe(fds) != 0) return MMP_ERR(MMP_STATUS_INTERNAL, "pipe: %s", strerror(errno));
+    if (pipe(gos) != 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return MMP_ERR(MMP_STATUS_INTERNAL, "pipe: %s", strerror(errno));
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]); close(fds[1]); close(gos[0]); close(gos[1]);
+        return MMP_ERR(MMP_STATUS_INTERNAL, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        close(gos[1]);
+        if (other && other->pid > 0) child_close_fds(other);
+        double ctx = mmp_runner_warm_up(&cases[from], o);
+        char b;
+        ssize_t got;
+        while ((got = read(gos[0], &b, 1)) < 0 && errno == EINTR) {}
+        close(gos[0]);
+        child_main(fds[1], cases, from, to, o, ctx);
+    }
+    close(fds[1]);
+    close(gos[0]);
+    ch->pid = pid;
+    ch->fd = fds[0];
+    ch->go = gos[1];
+    ch->from = from;
+    ch->to = to;
+    return MMP_STATUS_OK;
+}
+
+static void release(child *ch)
+{
+    if (ch->go >= 0) close(ch->go);   /* EOF: go */
+    ch->go = -1;
+}
+
+static void discard(child *ch)
+{
+    if (ch->pid <= 0) return;
+    kill(ch->pid, SIGKILL);
+    while (waitpid(ch->pid, NULL, 0) < 0 && errno == EINTR) {}
+    child_close_fds(ch);
+    ch->pid = 0;
 }
 
 static void deliver(mmp_case_result *results, size_t i, const mmp_case_result *r, mmp_runner_result_fn cb, void *user)
@@ -113,15 +192,24 @@ static void deliver(mmp_case_result *results, size_t i, const mmp_case_result *r
 
 static int stopped(const mmp_runner_options *o) { return o->stop && *o->stop; }
 
+/* The end of the run of consecutive cases of cases[g0]'s kernel. */
+static size_t group_end(const mmp_case *cases, size_t n, size_t g0)
+{
+    size_t g1 = g0 + 1;
+    while (g1 < n && cases[g1].kernel == cases[g0].kernel) g1++;
+    return g1;
+}
+
 mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_t n,
                           const mmp_runner_options *o, mmp_runner_result_fn on_result, void *user)
 {
     for (size_t i = 0; i < n; i++)
         preset(&results[i], &cases[i], o, MMP_REASON_INTERRUPTED, "interrupted before this case finished");
+    child waiting = {0, -1, -1, 0, 0};   /* the preforked child of the next kernel */
+    mmp_status st = MMP_STATUS_OK;
     size_t g0 = 0;
-    while (g0 < n && !stopped(o)) {
-        size_t g1 = g0 + 1;
-        while (g1 < n && cases[g1].kernel == cases[g0].kernel) g1++;
+    while (g0 < n && !stopped(o) && st == MMP_STATUS_OK) {
+        size_t g1 = group_end(cases, n, g0);
         size_t next = g0;
         while (next < g1 && !stopped(o)) {
             if (!o->isolate) {
@@ -131,20 +219,18 @@ mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_
                 next++;
                 continue;
             }
-            int fds[2];
-            if (pipe(fds) != 0) return MMP_ERR(MMP_STATUS_INTERNAL, "pipe: %s", strerror(errno));
-            fflush(NULL);
-            pid_t pid = fork();
-            if (pid < 0) {
-                close(fds[0]);
-                close(fds[1]);
-                return MMP_ERR(MMP_STATUS_INTERNAL, "fork: %s", strerror(errno));
+            child cur;
+            if (waiting.pid > 0 && waiting.from == next && waiting.to == g1) {
+                cur = waiting;
+                waiting.pid = 0;
+                waiting.fd = waiting.go = -1;
+            } else if ((st = spawn(&cur, cases, next, g1, o, &waiting)) != MMP_STATUS_OK) {
+                break;
             }
-            if (pid == 0) {
-                close(fds[0]);
-                child_main(fds[1], cases, next, g1, o);
-            }
-            close(fds[1]);
+            release(&cur);
+            /* the next kernel's child starts (and creates its context) while this one runs */
+            if (o->prefork && waiting.pid == 0 && g1 < n && !stopped(o))
+                if (spawn(&waiting, cases, g1, group_end(cases, n, g1), o, NULL) != MMP_STATUS_OK) waiting.pid = 0;
             double timeout = o->timeout_s > 0 ? o->timeout_s : 60;
             double case_start = now_s(), kernel_start = 0;
             int in_kernel = 0, ended = 0;
@@ -161,18 +247,18 @@ mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_
                     reason = MMP_REASON_TIMEOUT;
                     break;
                 }
-                struct pollfd p = {fds[0], POLLIN, 0};
+                struct pollfd p = {cur.fd, POLLIN, 0};
                 int pr = poll(&p, 1, 100);
                 if (pr < 0 && errno == EINTR) continue;
                 if (pr <= 0) continue;
                 msg_header h;
-                if (read_all(fds[0], &h, sizeof h)) { ended = 1; break; }
+                if (read_all(cur.fd, &h, sizeof h)) { ended = 1; break; }
                 if (h.type == MSG_START) { case_start = now_s(); in_kernel = 0; }
                 else if (h.type == MSG_KERNEL) { kernel_start = now_s(); in_kernel = 1; }
                 else if (h.type == MSG_KERNEL_DONE) in_kernel = 0;
                 else if (h.type == MSG_RESULT) {
                     mmp_case_result r;
-                    if (read_all(fds[0], &r, sizeof r) || h.index != next) { ended = 1; break; }
+                    if (read_all(cur.fd, &r, sizeof r) || h.index != next) { ended = 1; break; }
                     deliver(results, next, &r, on_result, user);
                     next++;
                     in_kernel = 0;
@@ -180,9 +266,9 @@ mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_
                 }
             }
             int status = 0;
-            if (!ended) kill(pid, SIGKILL);
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-            close(fds[0]);
+            if (!ended) kill(cur.pid, SIGKILL);
+            while (waitpid(cur.pid, &status, 0) < 0 && errno == EINTR) {}
+            child_close_fds(&cur);
             if (next >= g1) break;
             if (!why) {
                 reason = MMP_REASON_CRASH;
@@ -204,7 +290,8 @@ mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_
         }
         g0 = g1;
     }
-    return MMP_STATUS_OK;
+    discard(&waiting);
+    return st;
 }
 
 void mmp_runner_options_init(mmp_runner_options *o)
@@ -213,6 +300,7 @@ void mmp_runner_options_init(mmp_runner_options *o)
     mmp_tolerance_init(&o->tol);
     o->timeout_s = 60;
     o->isolate = 1;
+    o->prefork = 1;
     o->device = 0;
     o->shard_index = 0;
     o->shard_count = 1;

@@ -121,6 +121,8 @@ typedef struct mmp_runner_options {
     mmp_tolerance tol;             /* metrics.h: bound (default), probabilistic, bitwise, ... */
     double timeout_s;              /* per case (default 60) */
     int isolate;                   /* 1 (default): each kernel's cases in a forked child */
+    int prefork;                   /* 1 (default, with isolate): the next kernel's child is forked
+                                      and creates its CUDA context while the current kernel runs */
     int device;                    /* CUDA device ordinal (default 0) */
     int shard_index, shard_count;  /* recorded in results (0/1 = not sharded) */
     int have_device;               /* -1 = unknown (ask in the child), 0 = none, 1 = yes */
