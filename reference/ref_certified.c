@@ -234,11 +234,11 @@ static int64_t sum64(const int64_t *x, int64_t n)
 
 void ref_cert_free(ref_cert *c)
 {
-    free(c->qa); free(c->qb); free(c->ea); free(c->fb); free(c->rowbad); free(c->colbad);
+    ref_big_free(c->qa); ref_big_free(c->qb); free(c->ea); free(c->fb); free(c->rowbad); free(c->colbad);
     free(c->ra_ptr); free(c->ra_k); free(c->ra_v); free(c->rb_ptr); free(c->rb_j); free(c->rb_v);
     free(c->rc_ptr); free(c->rc_k); free(c->rc_v);
     free(c->ra_max); free(c->a_sum); free(c->rb_max); free(c->b_sum);
-    free(c->h); free(c->l); free(c->err);
+    ref_big_free(c->h); ref_big_free(c->l); ref_big_free(c->err);
     memset(c, 0, sizeof *c);
 }
 
@@ -252,14 +252,15 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
     ref_slicing(&c->beta, &c->smax_a, &c->smax_b, k, ref_format_bits(g->a), ref_format_bits(g->b), o->slices);
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
     if (host_slices) {
-        c->qa = malloc(mk * c->smax_a * sizeof(double));
-        c->qb = malloc(kn * c->smax_b * sizeof(double));
+        c->qa = ref_big_alloc(mk * c->smax_a * sizeof(double), 0);
+        c->qb = ref_big_alloc(kn * c->smax_b * sizeof(double), 0);
     }
     c->ea = malloc(m * sizeof(int)); c->fb = malloc(n * sizeof(int));
     c->rowbad = malloc(m); c->colbad = malloc(n);
     int64_t *cf = malloc(m * sizeof(int64_t)), *cl = malloc(m * sizeof(int64_t));
     int64_t *gf = malloc(n * sizeof(int64_t)), *gl = malloc(n * sizeof(int64_t));
-    c->h = calloc(mn, sizeof(double)); c->l = calloc(mn, sizeof(double)); c->err = calloc(mn, sizeof(double));
+    c->h = ref_big_alloc(mn * sizeof(double), 1); c->l = ref_big_alloc(mn * sizeof(double), 1);
+    c->err = ref_big_alloc(mn * sizeof(double), 1);
     if ((host_slices && (!c->qa || !c->qb)) || !c->ea || !c->fb || !c->rowbad || !c->colbad || !cf || !cl || !gf || !gl || !c->h || !c->l || !c->err) {
         free(cf); free(cl); free(gf); free(gl);
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the certified path's buffers for %lldx%lldx%lld",
@@ -332,7 +333,7 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
     double t0 = ref_now();
     mmp_status st = ref_cert_prepare(&c, r, d, o, 1);
     r->time.combine_s += ref_now() - t0;
-    double *p = st == MMP_STATUS_OK ? malloc((size_t)m * n * sizeof(double)) : NULL;
+    double *p = st == MMP_STATUS_OK ? ref_big_alloc((size_t)m * n * sizeof(double), 0) : NULL;
     if (st == MMP_STATUS_OK && !p) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
     size_t mk = (size_t)m * k, kn = (size_t)k * n;
     for (int lvl = 2; st == MMP_STATUS_OK && lvl <= c.sa + c.sb; lvl++)   /* largest weights first */
@@ -350,7 +351,7 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
             r->time.gemm_s += t2 - t1;
             r->time.combine_s += ref_now() - t2;
         }
-    free(p);
+    ref_big_free(p);
     if (st == MMP_STATUS_OK) st = ref_cert_finish(&c);
     ref_cert_free(&c);
     return st;

@@ -151,7 +151,7 @@ void mmp_ref_result_init(mmp_ref_result *r) { memset(r, 0, sizeof *r); }
 
 void mmp_ref_result_clear(mmp_ref_result *r)
 {
-    free(r->d64); free(r->dout); free(r->absbound); free(r->i64);
+    ref_big_free(r->d64); ref_big_free(r->dout); ref_big_free(r->absbound); ref_big_free(r->i64);
     mmp_ref_result_init(r);
 }
 
@@ -160,10 +160,10 @@ mmp_status ref_result_alloc(mmp_ref_result *r, int64_t m, int64_t n, int want_ab
     size_t cnt = (size_t)m * (size_t)n;
     mmp_ref_result_clear(r);
     r->m = m; r->n = n;
-    r->d64 = malloc(cnt * sizeof(double));
-    r->dout = malloc(cnt * sizeof(double));
-    if (want_abs) r->absbound = malloc(cnt * sizeof(double));
-    if (want_i64) r->i64 = malloc(cnt * sizeof(int64_t));
+    r->d64 = ref_big_alloc(cnt * sizeof(double), 0);
+    r->dout = ref_big_alloc(cnt * sizeof(double), 0);
+    if (want_abs) r->absbound = ref_big_alloc(cnt * sizeof(double), 0);
+    if (want_i64) r->i64 = ref_big_alloc(cnt * sizeof(int64_t), 0);
     if (!r->d64 || !r->dout || (want_abs && !r->absbound) || (want_i64 && !r->i64)) {
         mmp_ref_result_clear(r);
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the %lld x %lld result",

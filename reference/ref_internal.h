@@ -35,6 +35,11 @@ typedef struct ref_data {
 
 /* ---- plumbing (ref_common.c) ---- */
 double ref_now(void);
+/* Large arrays (ref_alloc.c): 2 MiB-aligned anonymous mappings advised for huge pages (zeroed
+ * by the kernel when zero is set, else contents unspecified); small ones from malloc. Free with
+ * ref_big_free only. */
+void *ref_big_alloc(size_t bytes, int zero);
+void ref_big_free(void *p);
 typedef void (*ref_range_fn)(void *ctx, int64_t begin, int64_t end, int tid);
 /* Calls fn over [0, n) in chunks of `chunk`, on `threads` threads (dynamic scheduling). */
 void ref_parallel(int threads, int64_t n, int64_t chunk, ref_range_fn fn, void *ctx);
