@@ -3,7 +3,7 @@
 # (inputs, certified reference, poison, transfers, two launches, guards, comparison), its
 # wall time split by stage (the case's time_<stage>_ms members, schema 1.1).
 #   GPU (the issue's figure):  bash bench/bench_e2e.sh build-h200/mmaprobe cublas_bf16_f32 8192
-#   CPU (no GPU):              bash bench/bench_e2e.sh build/mmaprobe host_tc_bf16_f32 1024
+#   CPU (no GPU):              bash bench/bench_e2e.sh build/mmaprobe host_blas_f32 2048
 # Writes OUT_DIR/e2e-KERNEL-N.{json,txt}; prints the split. The case runs in-process
 # (--no-isolate) so the stage sum and the wall clock of the process can be compared.
 set -euo pipefail
@@ -17,7 +17,7 @@ trap 'rm -f "$suite"' EXIT
 echo "shape=${n}x${n}x${n} dist=uniform kernel=$kernel" > "$suite"
 base="$out/e2e-$kernel-$n"
 start=$(date +%s.%N)
-"$mmp" validate --suite "$suite" --filter "$kernel/*" --seed 42 --no-isolate -o "$base.json" > "$base.txt" 2>&1 || true
+"$mmp" validate --suite "$suite" --filter "$kernel/*" --seed 42 --no-isolate --host-max-log2-work 40 -o "$base.json" > "$base.txt" 2>&1 || true
 end=$(date +%s.%N)
 python3 - "$base.json" "$start" "$end" <<'PY' | tee -a "$base.txt"
 import json, sys

@@ -7,10 +7,16 @@
  *   accumulator rounded after every fused multiply-add to the declared accumulator format
  *   (mmp_format_round), then the result rounded to the output format;
  * version 2 (host_tc_*) emulates tensor-core arithmetic: the same loop with the accumulator
- *   rounded TOWARD ZERO, the correct-but-truncating kernel the default bound must never fail.
+ *   rounded TOWARD ZERO, the correct-but-truncating kernel the default bound must never fail;
+ * version 3 (host_blas_f32/f64) is the CBLAS sgemm/dgemm the reference links: a fast CPU
+ *   kernel for large cases (end-to-end timing of the harness on a machine without a GPU; run
+ *   with --host-max-log2-work, as host kernels above 2^30 multiply-adds are skipped).
  * One launcher signature: int run(const mmp_kernel_args *).
  */
 #include <math.h>
+#include <string.h>
+
+#include <cblas.h>
 
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/registry.h"
@@ -53,6 +59,33 @@ HOST_RUN(i8_i32, INT8, INT8, INT32, INT32, INT32, NEAREST_EVEN)
 HOST_RUN(tc_f16_f32, FP16, FP16, FP32, FP32, FP32, TOWARD_ZERO)
 HOST_RUN(tc_bf16_f32, BF16, BF16, FP32, FP32, FP32, TOWARD_ZERO)
 
+/* D (layout_d, ldd) = alpha A B + beta C through CBLAS in the column-major view: a row-major
+ * D is computed as D^T = B^T A^T. C is first copied into D (its own layout and ld). */
+#define BLAS_RUN(nm, T, gemm)                                                                      \
+    static int run_##nm(const mmp_kernel_args *x)                                                  \
+    {                                                                                             \
+        T *d = x->d;                                                                              \
+        const T *c = x->c;                                                                        \
+        double beta = x->beta != 0 && c ? x->beta : 0.0;                                          \
+        if (beta != 0)                                                                            \
+            for (int64_t i = 0; i < x->m; i++)                                                    \
+                for (int64_t j = 0; j < x->n; j++)                                                \
+                    d[mmp_gemm_index((mmp_layout)x->layout_d, x->ldd, i, j)] =                   \
+                        c[mmp_gemm_index((mmp_layout)x->layout_c, x->ldc, i, j)];                \
+        int acol = x->layout_a == MMP_LAYOUT_COL, bcol = x->layout_b == MMP_LAYOUT_COL;            \
+        if (x->layout_d == MMP_LAYOUT_COL)                                                        \
+            gemm(CblasColMajor, acol ? CblasNoTrans : CblasTrans, bcol ? CblasNoTrans : CblasTrans, \
+                 (int)x->m, (int)x->n, (int)x->k, (T)x->alpha, x->a, (int)x->lda, x->b, (int)x->ldb,   \
+                 (T)beta, d, (int)x->ldd);                                                        \
+        else                                                                                      \
+            gemm(CblasColMajor, bcol ? CblasTrans : CblasNoTrans, acol ? CblasTrans : CblasNoTrans, \
+                 (int)x->n, (int)x->m, (int)x->k, (T)x->alpha, x->b, (int)x->ldb, x->a, (int)x->lda,   \
+                 (T)beta, d, (int)x->ldd);                                                        \
+        return 0;                                                                                 \
+    }
+BLAS_RUN(blas_f32, float, cblas_sgemm)
+BLAS_RUN(blas_f64, double, cblas_dgemm)
+
 #define HOST_ROW(nm, a, b, c, d, acc, desc)                                                        \
     {.abi_version = MMP_KERNEL_ABI_VERSION, .name = "host_" #nm, .family = "host", .a_format = F(a), \
      .b_format = F(b), .c_format = F(c), .d_format = F(d), .acc_format = F(acc), .mul_format = -1,  \
@@ -68,6 +101,8 @@ static const mmp_kernel_desc host_kernels[] = {
     HOST_ROW(i8_i32, INT8, INT8, INT32, INT32, INT32, "int8 inputs, int32 accumulator"),
     HOST_ROW(tc_f16_f32, FP16, FP16, FP32, FP32, FP32, "fp16 -> fp32 accumulating toward zero (tensor-core-like)"),
     HOST_ROW(tc_bf16_f32, BF16, BF16, FP32, FP32, FP32, "bf16 -> fp32 accumulating toward zero (tensor-core-like)"),
+    HOST_ROW(blas_f32, FP32, FP32, FP32, FP32, FP32, "CBLAS sgemm (fast; for large cases on the CPU)"),
+    HOST_ROW(blas_f64, FP64, FP64, FP64, FP64, FP64, "CBLAS dgemm (fast; for large cases on the CPU)"),
 };
 
 const mmp_kernel_desc *mmp_kernels_host(size_t *count)

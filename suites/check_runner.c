@@ -1,6 +1,7 @@
 /* check_runner.c — the runner on correct host kernels: Philox known answers, stable case IDs,
  * every host kernel PASSes (or SKIPs with a reason) smoke and edge, the truncating
  * (tensor-core-like) kernel PASSes the default bound up to K = 8192, shards partition. */
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -189,6 +190,46 @@ START_TEST(test_shards_partition)
 }
 END_TEST
 
+/* The per-element stages run on every core in fixed chunks: one thread and three give the same
+ * results (counts, first positions in the messages, metrics) on cases spanning several chunks:
+ * a fast correct kernel (inputs over 8 chunks), a mutant leaving rows unwritten (scan over 3). */
+START_TEST(test_threads_same_results)
+{
+    const mmp_kernel_desc *blas = mmp_registry_find("host_blas_f32", MMP_REGISTRY_ALL);
+    const mmp_kernel_desc *edge = mmp_registry_find("mut_host_edge_tile", MMP_REGISTRY_ALL);
+    const mmp_kernel_desc *i8 = mmp_registry_find("host_i8_i32", MMP_REGISTRY_ALL);
+    ck_assert(blas && edge && i8);
+    mmp_case c[3];
+    mmp_case_init(&c[0], blas, 512, 512, 1024, MMP_DIST_NORMAL, mmp_check_seed);
+    mmp_case_init(&c[1], edge, 300, 512, 8, MMP_DIST_UNIFORM, mmp_check_seed);
+    mmp_case_init(&c[2], i8, 200, 700, 16, MMP_DIST_UNIFORM, mmp_check_seed);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    o.isolate = 0;
+    o.host_max_log2_work = 40;
+    mmp_case_result r1[3], r3[3];
+    setenv("MMP_THREADS", "1", 1);
+    ck_assert_int_eq(mmp_runner_run(r1, c, 3, &o, NULL, NULL), MMP_STATUS_OK);
+    setenv("MMP_THREADS", "3", 1);
+    ck_assert_int_eq(mmp_runner_run(r3, c, 3, &o, NULL, NULL), MMP_STATUS_OK);
+    unsetenv("MMP_THREADS");
+    ck_assert_int_eq(r1[0].verdict, MMP_VERDICT_PASS);
+    ck_assert_int_eq(r1[1].verdict, MMP_VERDICT_FAIL);
+    ck_assert(r1[1].reasons & MMP_REASON_UNWRITTEN);
+    ck_assert_int_eq(r1[2].verdict, MMP_VERDICT_PASS);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(r1[i].verdict, r3[i].verdict);
+        ck_assert_uint_eq(r1[i].reasons, r3[i].reasons);
+        ck_assert_int_eq(r1[i].n_unwritten, r3[i].n_unwritten);
+        ck_assert_int_eq(r1[i].n_nondet, r3[i].n_nondet);
+        ck_assert_str_eq(r1[i].message, r3[i].message);
+        ck_assert(r1[i].metrics.max_abs_err == r3[i].metrics.max_abs_err);
+        ck_assert(r1[i].metrics.norm_rel_err == r3[i].metrics.norm_rel_err);
+        ck_assert_int_eq(r1[i].metrics.worst_i, r3[i].metrics.worst_i);
+    }
+}
+END_TEST
+
 START_TEST(test_stop_leaves_interrupted)
 {
     const mmp_kernel_desc *k = mmp_registry_find("host_f32", MMP_REGISTRY_ALL);
@@ -220,6 +261,7 @@ static Suite *runner_suite(void)
     tcase_add_test(tc, test_wide_subnormals_pass);
     tcase_add_test(tc, test_shards_partition);
     tcase_add_test(tc, test_stop_leaves_interrupted);
+    tcase_add_test(tc, test_threads_same_results);
     tcase_add_test(tc, test_acc_model_bound);
     suite_add_tcase(s, tc);
     return s;

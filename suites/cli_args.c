@@ -113,6 +113,11 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
             NEED();
             if (mmp_parse_finite(&x, v) || x <= 0 || x > 86400) return BAD("bad --timeout '%s' (seconds, 0 < S <= 86400)", v);
             a->o.timeout_s = x;
+        } else if (!strcmp(o, "--host-max-log2-work")) {
+            NEED();
+            int64_t w;
+            if (mmp_parse_int64(&w, v, 10, 60)) return BAD("bad --host-max-log2-work '%s' (an integer 10..60)", v);
+            a->o.host_max_log2_work = (int)w;
         } else if (!strcmp(o, "--shard")) {
             NEED();
             const char *slash = strchr(v, '/');

@@ -216,6 +216,7 @@ static void usage_validate(void)
            "         [--tolerance bound|probabilistic|bitwise] [--atol X] [--rtol X] [--ulps N]\n"
            "         [--acc-model GPU|probe.json]  (bounds from the measured accumulator model)\n"
            "         [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate] [--no-prefork]\n"
+           "         [--host-max-log2-work N]  (host kernels: skip cases above 2^N multiply-adds; 30)\n"
            "         [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]\n"
            "  runs every case (each kernel in its own process, the next one started and its CUDA\n"
            "  context created while the current kernel runs), writes RUN.json (and RUN.json.jsonl\n"

@@ -43,22 +43,6 @@ static void say(mmp_case_result *r, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Poison (float outputs) and the two sentinels (integer outputs), as raw bits. */
-static uint64_t poison_bits(mmp_format f, int run)
-{
-    switch (f) {
-    case MMP_FORMAT_FP64: return 0x7FFDBADBADBADBADull;
-    case MMP_FORMAT_FP32: return 0x7FDADBADull;
-    case MMP_FORMAT_TF32: return 0x7FDAC000ull;
-    case MMP_FORMAT_FP16: return 0x7EADull;
-    case MMP_FORMAT_BF16: return 0x7FDAull;
-    case MMP_FORMAT_E4M3: return 0x7Full;   /* its only NaN */
-    case MMP_FORMAT_E5M2: return 0x7Eull;
-    case MMP_FORMAT_INT32: return run ? 0xA5A5A5A5ull : 0x5A5A5A5Aull;
-    case MMP_FORMAT_INT8: case MMP_FORMAT_UINT8: return run ? 0xA5 : 0x5A;
-    default: return run ? 0xA : 0x5;        /* 4-bit */
-    }
-}
 
 /* A result record filled with the case identity and options (shared with runner_run.c). */
 void mmp_runner_result_for_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
@@ -184,6 +168,7 @@ static void operands_clear(operands *ops)
     ops->workspace = NULL;
 }
 
+
 static mmp_status fill_inputs(operands *ops, const mmp_case *c)
 {
     const mmp_kernel_desc *k = c->kernel;
@@ -198,12 +183,13 @@ static mmp_status fill_inputs(operands *ops, const mmp_case *c)
         mmp_buffer *b = &ops->buf[mat];
         if (!b->image) continue;
         mmp_buffer_fill_canary(b);
-        const mmp_format_info *fi = mmp_format_get_info(b->f);
-        void *data = mmp_buffer_host(b);
-        for (int64_t i = 0; i < b->rows; i++)
-            for (int64_t j = 0; j < b->cols; j++)
-                mmp_format_store(data, mmp_gemm_index(b->l, b->ld, i, j), mmp_dist_value(&x, mat, i, j), b->f,
-                                 MMP_ROUND_NEAREST_EVEN, !fi->is_float);
+        /* values are a pure function of (seed, case, element): any split gives the same bytes;
+         * sub-byte formats share bytes between neighbours, so they are filled by one thread */
+        mmp_runner_fill_job f = {&x, b, mat};
+        int row = b->l == MMP_LAYOUT_ROW;
+        int64_t outer = row ? b->rows : b->cols, inner = row ? b->cols : b->rows;
+        if (mmp_format_get_info(b->f)->storage_bits < 8) mmp_runner_fill_lines(&f, 0, outer, 0);
+        else mmp_runner_parallel(outer, mmp_runner_line_chunk(inner), mmp_runner_fill_lines, &f);
         mmp_buffer_snapshot(b);
     }
     return MMP_STATUS_OK;
@@ -359,18 +345,11 @@ static void say_damage(mmp_case_result *r, const operands *ops, mmp_damage d[2][
     }
 }
 
-static int bits_equal(uint64_t x, uint64_t y, mmp_format f)
-{
-    if (x == y) return 1;
-    const mmp_format_info *fi = mmp_format_get_info(f);
-    return fi->is_float && isnan(mmp_format_decode(x, f)) && isnan(mmp_format_decode(y, f));
-}
 
 static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
 {
     const mmp_kernel_desc *k = c->kernel;
     mmp_format df = (mmp_format)k->d_format;
-    const mmp_format_info *dfi = mmp_format_get_info(df);
     operands ops;
     memset(&ops, 0, sizeof ops);
     mmp_ref ref;
@@ -411,7 +390,7 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
         for (int mat = 0; mat < 3; mat++)
             if (ops.buf[mat].image) mmp_buffer_restore(&ops.buf[mat]);
         mmp_buffer_fill_canary(d);
-        mmp_buffer_fill_logical_bits(d, poison_bits(df, run));
+        mmp_buffer_fill_logical_bits(d, mmp_runner_poison_bits(df, run));
         mmp_buffer_snapshot(d);
         stage[MMP_STAGE_POISON] += now_ms() - t0;
         double ms = 0, tx0 = stage[MMP_STAGE_TRANSFER];
@@ -445,19 +424,8 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     /* Unwritten and nondeterministic; unwritten elements are then set to the expected value so
      * that they are reported once, as unwritten, and not again as wrong values. */
     int64_t un_i = -1, un_j = -1, nd_i = -1, nd_j = -1;
-    for (int64_t i = 0; i < c->m; i++)
-        for (int64_t j = 0; j < c->n; j++) {
-            size_t idx = mmp_gemm_index(c->ld, c->ldd, i, j);
-            uint64_t x0 = mmp_format_load_bits(out[0], idx, df), x1 = mmp_format_load_bits(out[1], idx, df);
-            int un = dfi->is_float ? (x0 == poison_bits(df, 0) || x1 == poison_bits(df, 1))
-                                   : (x0 == poison_bits(df, 0) && x1 == poison_bits(df, 1));
-            if (un) {
-                if (!r->n_unwritten++) { un_i = i; un_j = j; }
-                mmp_format_store(out[0], idx, ref.want_out[i * c->n + j], df, MMP_ROUND_NEAREST_EVEN, 0);
-                continue;
-            }
-            if (!bits_equal(x0, x1, df) && !r->n_nondet++) { nd_i = i; nd_j = j; }
-        }
+    st = mmp_runner_scan_outputs(r, &un_i, &un_j, &nd_i, &nd_j, out, &ref, c);
+    if (st != MMP_STATUS_OK) goto done;
     if (r->n_unwritten) {
         r->reasons |= MMP_REASON_UNWRITTEN;
         say(r, "unwritten: %lld of %lld output elements still hold poison, first (%lld,%lld)",

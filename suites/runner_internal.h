@@ -62,7 +62,25 @@ static inline void *mmp_buffer_host(mmp_buffer *b) { return b->image + MMP_GUARD
 void *mmp_buffer_kernel_ptr(mmp_buffer *b);
 /* Create this process's CUDA context for the case's device now (a kernel's forked child,
  * before its first case); its milliseconds, 0 for host kernels or without a device. */
-double mmp_runner_warm_up(const mmp_case *c, const mmp_runner_options *o);   /* device data pointer if on device, else host */
+double mmp_runner_warm_up(const mmp_case *c, const mmp_runner_options *o);
+/* fn over [0, n) in chunks of `chunk` on every core (runner_stages.c); tid < 256. Callers
+ * keep results deterministic by combining per-chunk partials in chunk order. */
+typedef void (*mmp_range_fn)(void *ctx, int64_t begin, int64_t end, int tid);
+void mmp_runner_parallel(int64_t n, int64_t chunk, mmp_range_fn fn, void *ctx);
+
+/* ---- per-element stages (runner_stages.c) ---- */
+/* Poison (float outputs, run 0 and 1 alike) and the two sentinels (integer outputs), as bits. */
+uint64_t mmp_runner_poison_bits(mmp_format f, int run);
+int mmp_runner_bits_equal(uint64_t x, uint64_t y, mmp_format f);   /* NaN == NaN of any payload */
+/* Lines (rows of a row-major buffer, columns of a column-major one) per chunk: ~64K elements. */
+int64_t mmp_runner_line_chunk(int64_t inner);
+typedef struct {
+    const mmp_dist_ctx *x;
+    mmp_buffer *b;
+    int mat;
+} mmp_runner_fill_job;
+/* mmp_range_fn: storage lines [lo, hi) of f->b filled from the case's distribution. */
+void mmp_runner_fill_lines(void *ctx, int64_t lo, int64_t hi, int tid);   /* device data pointer if on device, else host */
 void mmp_buffer_fill_canary(mmp_buffer *b);   /* every byte (guards, data, padding) = canary */
 void mmp_buffer_fill_logical_bits(mmp_buffer *b, uint64_t bits);
 void mmp_buffer_snapshot(mmp_buffer *b);      /* pristine = image */
@@ -95,6 +113,11 @@ typedef struct mmp_ref {
 } mmp_ref;
 mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_buffer *b,
                            mmp_buffer *cc, int device);
+/* Unwritten (poison in either run; integers: both sentinels) and nondeterministic (runs differ)
+ * elements of the two outputs; unwritten ones are set to the reference's value in out[0] so they
+ * are reported once. Counts into r, the row-major first positions into un_ / nd_. */
+mmp_status mmp_runner_scan_outputs(mmp_case_result *r, int64_t *un_i, int64_t *un_j, int64_t *nd_i,
+                                   int64_t *nd_j, void **out, const mmp_ref *ref, const mmp_case *c);
 void mmp_ref_clear(mmp_ref *ref);
 /* Compare got (D's data in the case's layout and ldd) with the reference; fill r's metrics,
  * reasons and message. */

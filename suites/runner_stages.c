@@ -1,0 +1,123 @@
+/* runner_stages.c — the runner's per-element stages, over the host's cores: input generation,
+ * the unwritten / nondeterminism scan (and the poison patterns they share with runner_case.c).
+ * Work is cut into FIXED chunks that do not depend on the thread count, and per-chunk partial
+ * results are combined in chunk order, so every count and "first position" is the same on 1 or
+ * 64 threads. Sub-byte formats (neighbours share a byte) run on one thread. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "reference/ref_internal.h"
+#include "suites/runner_internal.h"
+
+/* The reference's pool (ref_parallel: dynamic scheduling over chunks, the caller works too), on
+ * every core, or on $MMP_THREADS (tests compare 1 thread with several). */
+void mmp_runner_parallel(int64_t n, int64_t chunk, mmp_range_fn fn, void *ctx)
+{
+    static int cores;
+    if (!cores) cores = ref_threads(0);
+    const char *e = getenv("MMP_THREADS");
+    int t = e && *e ? atoi(e) : 0;
+    ref_parallel(t > 0 && t <= 256 ? t : cores, n, chunk, fn, ctx);
+}
+
+/* Poison (float outputs) and the two sentinels (integer outputs), as raw bits. */
+uint64_t mmp_runner_poison_bits(mmp_format f, int run)
+{
+    switch (f) {
+    case MMP_FORMAT_FP64: return 0x7FFDBADBADBADBADull;
+    case MMP_FORMAT_FP32: return 0x7FDADBADull;
+    case MMP_FORMAT_TF32: return 0x7FDAC000ull;
+    case MMP_FORMAT_FP16: return 0x7EADull;
+    case MMP_FORMAT_BF16: return 0x7FDAull;
+    case MMP_FORMAT_E4M3: return 0x7Full;   /* its only NaN */
+    case MMP_FORMAT_E5M2: return 0x7Eull;
+    case MMP_FORMAT_INT32: return run ? 0xA5A5A5A5ull : 0x5A5A5A5Aull;
+    case MMP_FORMAT_INT8: case MMP_FORMAT_UINT8: return run ? 0xA5 : 0x5A;
+    default: return run ? 0xA : 0x5;        /* 4-bit */
+    }
+}
+
+/* Lines (rows of a row-major buffer, columns of a column-major one) per chunk: ~64K elements. */
+int64_t mmp_runner_line_chunk(int64_t inner) { return inner >= 65536 ? 1 : 65536 / (inner > 0 ? inner : 1); }
+
+
+void mmp_runner_fill_lines(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    mmp_runner_fill_job *f = ctx;
+    mmp_buffer *b = f->b;
+    const mmp_format_info *fi = mmp_format_get_info(b->f);
+    void *data = mmp_buffer_host(b);
+    int row = b->l == MMP_LAYOUT_ROW;
+    int64_t inner = row ? b->cols : b->rows;
+    for (int64_t o = lo; o < hi; o++)
+        for (int64_t q = 0; q < inner; q++) {
+            int64_t i = row ? o : q, j = row ? q : o;
+            mmp_format_store(data, mmp_gemm_index(b->l, b->ld, i, j), mmp_dist_value(f->x, f->mat, i, j), b->f,
+                             MMP_ROUND_NEAREST_EVEN, !fi->is_float);
+        }
+}
+
+int mmp_runner_bits_equal(uint64_t x, uint64_t y, mmp_format f)
+{
+    if (x == y) return 1;
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    return fi->is_float && isnan(mmp_format_decode(x, f)) && isnan(mmp_format_decode(y, f));
+}
+
+/* ---- the unwritten / nondeterminism scan, by fixed blocks of rows ---- */
+typedef struct {
+    int64_t n_un, n_nd, un_i, un_j, nd_i, nd_j;
+} scan_part;
+
+typedef struct {
+    void **out;
+    const mmp_ref *ref;
+    const mmp_case *c;
+    int64_t rows_per_chunk;
+    scan_part *part;               /* one per chunk */
+} scan_job;
+
+static void scan_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    scan_job *s = ctx;
+    const mmp_case *c = s->c;
+    mmp_format df = (mmp_format)c->kernel->d_format;
+    int is_float = mmp_format_get_info(df)->is_float;
+    for (int64_t i = lo; i < hi; i++) {
+        scan_part *p = &s->part[i / s->rows_per_chunk];
+        for (int64_t j = 0; j < c->n; j++) {
+            size_t idx = mmp_gemm_index(c->ld, c->ldd, i, j);
+            uint64_t x0 = mmp_format_load_bits(s->out[0], idx, df), x1 = mmp_format_load_bits(s->out[1], idx, df);
+            int un = is_float ? (x0 == mmp_runner_poison_bits(df, 0) || x1 == mmp_runner_poison_bits(df, 1))
+                              : (x0 == mmp_runner_poison_bits(df, 0) && x1 == mmp_runner_poison_bits(df, 1));
+            if (un) {
+                if (!p->n_un++) { p->un_i = i; p->un_j = j; }
+                mmp_format_store(s->out[0], idx, s->ref->want_out[i * c->n + j], df, MMP_ROUND_NEAREST_EVEN, 0);
+                continue;
+            }
+            if (!mmp_runner_bits_equal(x0, x1, df) && !p->n_nd++) { p->nd_i = i; p->nd_j = j; }
+        }
+    }
+}
+
+mmp_status mmp_runner_scan_outputs(mmp_case_result *r, int64_t *un_i, int64_t *un_j, int64_t *nd_i, int64_t *nd_j,
+                               void **out, const mmp_ref *ref, const mmp_case *c)
+{
+    int64_t rows = mmp_runner_line_chunk(c->n), chunks = (c->m + rows - 1) / rows;
+    scan_part *part = calloc(chunks > 0 ? (size_t)chunks : 1, sizeof *part);
+    if (!part) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory scanning the output");
+    scan_job s = {out, ref, c, rows, part};
+    /* a chunk is whole rows, so threads write disjoint elements (sub-byte outputs: one thread) */
+    if (mmp_format_get_info((mmp_format)c->kernel->d_format)->storage_bits < 8) scan_rows(&s, 0, c->m, 0);
+    else mmp_runner_parallel(c->m, rows, scan_rows, &s);
+    for (int64_t q = 0; q < chunks; q++) {   /* in chunk order: the first positions are row-major firsts */
+        if (part[q].n_un && !r->n_unwritten) { *un_i = part[q].un_i; *un_j = part[q].un_j; }
+        if (part[q].n_nd && !r->n_nondet) { *nd_i = part[q].nd_i; *nd_j = part[q].nd_j; }
+        r->n_unwritten += part[q].n_un;
+        r->n_nondet += part[q].n_nd;
+    }
+    free(part);
+    return MMP_STATUS_OK;
+}
