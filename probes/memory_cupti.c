@@ -66,6 +66,8 @@ typedef struct {
     size_t nnames;
 } session;
 
+/* A CUPTI parameter block: zeroed, its structSize set (the header's *_STRUCT_SIZE). */
+#define PARAMS(T, v) T v = {.structSize = T##_STRUCT_SIZE}
 /* Calls CUPTI function IDX (params type PT) through the dlsym table and checks the result. */
 #define CUPTI(S, IDX, PT, P) cupti_check((S), ((CUptiResult(*)(PT *))(S)->lib.fn[IDX])(P), (IDX))
 
@@ -98,7 +100,7 @@ static mmp_status current_context(CUcontext *ctx, int *dev)
 /* Host side: the config image for the metrics this chip accepts. */
 static mmp_status build_config(session *s, const char *chip)
 {
-    CUpti_Profiler_Host_Initialize_Params hi = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    PARAMS(CUpti_Profiler_Host_Initialize_Params, hi);
     hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     hi.pChipName = chip;
     hi.pCounterAvailabilityImage = NULL;
@@ -106,7 +108,7 @@ static mmp_status build_config(session *s, const char *chip)
     s->host = hi.pHostObject;
     char first_refusal[300] = "";
     for (int m = 0; m < MMP_MEMORY_N_METRICS; m++) {
-        CUpti_Profiler_Host_ConfigAddMetrics_Params am = {CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+        PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, am);
         const char *name = mmp_memory_metrics[m];
         am.pHostObject = s->host;
         am.ppMetricNames = &name;
@@ -119,18 +121,18 @@ static mmp_status build_config(session *s, const char *chip)
         }
     }
     if (!s->nnames) return MMP_ERR(MMP_STATUS_NO_DEVICE, "chip %s accepts none of the metrics: %s", chip, first_refusal);
-    CUpti_Profiler_Host_GetConfigImageSize_Params cs = {CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, cs);
     cs.pHostObject = s->host;
     MMP_TRY(CUPTI(s, MMP_CUPTI_HOST_GET_CONFIG_IMAGE_SIZE, CUpti_Profiler_Host_GetConfigImageSize_Params, &cs));
     s->config_size = cs.configImageSize;
     s->config = calloc(1, s->config_size ? s->config_size : 1);
     if (!s->config) return MMP_ERR(MMP_STATUS_NO_MEMORY, "config image of %zu bytes", s->config_size);
-    CUpti_Profiler_Host_GetConfigImage_Params ci = {CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    PARAMS(CUpti_Profiler_Host_GetConfigImage_Params, ci);
     ci.pHostObject = s->host;
     ci.configImageSize = s->config_size;
     ci.pConfigImage = s->config;
     MMP_TRY(CUPTI(s, MMP_CUPTI_HOST_GET_CONFIG_IMAGE, CUpti_Profiler_Host_GetConfigImage_Params, &ci));
-    CUpti_Profiler_Host_GetNumOfPasses_Params np = {CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+    PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params, np);
     np.configImageSize = s->config_size;
     np.pConfigImage = s->config;
     MMP_TRY(CUPTI(s, MMP_CUPTI_HOST_GET_NUM_OF_PASSES, CUpti_Profiler_Host_GetNumOfPasses_Params, &np));
@@ -140,11 +142,11 @@ static mmp_status build_config(session *s, const char *chip)
 /* Target side: enable on ctx, counter data image, config (auto range, kernel replay). */
 static mmp_status configure(session *s, CUcontext ctx)
 {
-    CUpti_RangeProfiler_Enable_Params en = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    PARAMS(CUpti_RangeProfiler_Enable_Params, en);
     en.ctx = ctx;
     MMP_TRY(CUPTI(s, MMP_CUPTI_RP_ENABLE, CUpti_RangeProfiler_Enable_Params, &en));
     s->rp = en.pRangeProfilerObject;
-    CUpti_RangeProfiler_GetCounterDataSize_Params ds = {CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params, ds);
     ds.pRangeProfilerObject = s->rp;
     ds.pMetricNames = s->names;
     ds.numMetrics = s->nnames;
@@ -154,13 +156,12 @@ static mmp_status configure(session *s, CUcontext ctx)
     s->data_size = ds.counterDataSize;
     s->data = calloc(1, s->data_size ? s->data_size : 1);
     if (!s->data) return MMP_ERR(MMP_STATUS_NO_MEMORY, "counter data image of %zu bytes", s->data_size);
-    CUpti_RangeProfiler_CounterDataImage_Initialize_Params di = {
-        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+    PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, di);
     di.pRangeProfilerObject = s->rp;
     di.counterDataSize = s->data_size;
     di.pCounterData = s->data;
     MMP_TRY(CUPTI(s, MMP_CUPTI_RP_COUNTER_DATA_IMAGE_INITIALIZE, CUpti_RangeProfiler_CounterDataImage_Initialize_Params, &di));
-    CUpti_RangeProfiler_SetConfig_Params sc = {CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+    PARAMS(CUpti_RangeProfiler_SetConfig_Params, sc);
     sc.pRangeProfilerObject = s->rp;
     sc.configSize = s->config_size;
     sc.pConfig = s->config;
@@ -181,18 +182,18 @@ static mmp_status collect(session *s, const char *kernel, int64_t size)
 {
     int all = 0;
     for (int pass = 0; pass < 64 && !all; pass++) {
-        CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+        PARAMS(CUpti_RangeProfiler_Start_Params, st);
         st.pRangeProfilerObject = s->rp;
         MMP_TRY(CUPTI(s, MMP_CUPTI_RP_START, CUpti_RangeProfiler_Start_Params, &st));
         mmp_status ls = kernel ? mmp_memory_launch_kernel(kernel, size) : mmp_memory_launch_calibs(NULL, 0);
-        CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+        PARAMS(CUpti_RangeProfiler_Stop_Params, sp);
         sp.pRangeProfilerObject = s->rp;
         if (ls != MMP_STATUS_OK) return ls; /* the launch's own reason */
         MMP_TRY(CUPTI(s, MMP_CUPTI_RP_STOP, CUpti_RangeProfiler_Stop_Params, &sp));
         all = sp.isAllPassSubmitted != 0;
     }
     if (!all) return MMP_ERR(MMP_STATUS_NO_DEVICE, "cuptiRangeProfilerStop: passes still pending after 64 replays");
-    CUpti_RangeProfiler_DecodeData_Params dd = {CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+    PARAMS(CUpti_RangeProfiler_DecodeData_Params, dd);
     dd.pRangeProfilerObject = s->rp;
     MMP_TRY(CUPTI(s, MMP_CUPTI_RP_DECODE_DATA, CUpti_RangeProfiler_DecodeData_Params, &dd));
     if (dd.numOfRangeDropped)
@@ -203,14 +204,13 @@ static mmp_status collect(session *s, const char *kernel, int64_t size)
 /* One mmp_memory_counters per range, in launch order, keeping calibration or kernel ranges. */
 static mmp_status evaluate(session *s, mmp_memory_counters *out, int *n, int max, const char *kernel)
 {
-    CUpti_RangeProfiler_GetCounterDataInfo_Params inf = {CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+    PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params, inf);
     inf.pCounterDataImage = s->data;
     inf.counterDataImageSize = s->data_size;
     MMP_TRY(CUPTI(s, MMP_CUPTI_RP_GET_COUNTER_DATA_INFO, CUpti_RangeProfiler_GetCounterDataInfo_Params, &inf));
     *n = 0;
     for (size_t r = 0; r < inf.numTotalRanges && *n < max; r++) {
-        CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri = {
-            CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
+        PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params, ri);
         ri.pCounterDataImage = s->data;
         ri.counterDataImageSize = s->data_size;
         ri.rangeIndex = r;
@@ -220,7 +220,7 @@ static mmp_status evaluate(session *s, mmp_memory_counters *out, int *n, int max
         int is_calib = strstr(name, "mmp_calib_") != NULL;
         if (kernel ? is_calib : !is_calib) continue; /* ncu's kernel regex, as a filter */
         double values[MMP_MEMORY_N_METRICS];
-        CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+        PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
         ev.pHostObject = s->host;
         ev.pCounterDataImage = s->data;
         ev.counterDataImageSize = s->data_size;
@@ -244,17 +244,17 @@ static mmp_status evaluate(session *s, mmp_memory_counters *out, int *n, int max
 static void teardown(session *s)
 {
     if (s->rp) {
-        CUpti_RangeProfiler_Disable_Params d = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+        PARAMS(CUpti_RangeProfiler_Disable_Params, d);
         d.pRangeProfilerObject = s->rp;
         (void)CUPTI(s, MMP_CUPTI_RP_DISABLE, CUpti_RangeProfiler_Disable_Params, &d);
     }
     if (s->host) {
-        CUpti_Profiler_Host_Deinitialize_Params d = {CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+        PARAMS(CUpti_Profiler_Host_Deinitialize_Params, d);
         d.pHostObject = s->host;
         (void)CUPTI(s, MMP_CUPTI_HOST_DEINITIALIZE, CUpti_Profiler_Host_Deinitialize_Params, &d);
     }
     if (s->profiler_init) {
-        CUpti_Profiler_DeInitialize_Params d = {CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+        PARAMS(CUpti_Profiler_DeInitialize_Params, d);
         (void)CUPTI(s, MMP_CUPTI_PROFILER_DEINITIALIZE, CUpti_Profiler_DeInitialize_Params, &d);
     }
     free(s->config);
@@ -271,10 +271,10 @@ static mmp_status child_measure(mmp_memory_counters *out, int *n, int max, const
     int dev = 0;
     MMP_TRY(current_context(&ctx, &dev));
     mmp_status st;
-    CUpti_Profiler_Initialize_Params pi = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    PARAMS(CUpti_Profiler_Initialize_Params, pi);
     st = CUPTI(&s, MMP_CUPTI_PROFILER_INITIALIZE, CUpti_Profiler_Initialize_Params, &pi);
     s.profiler_init = st == MMP_STATUS_OK;
-    CUpti_Device_GetChipName_Params cn = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+    PARAMS(CUpti_Device_GetChipName_Params, cn);
     cn.deviceIndex = (size_t)dev;
     if (st == MMP_STATUS_OK) st = CUPTI(&s, MMP_CUPTI_DEVICE_GET_CHIP_NAME, CUpti_Device_GetChipName_Params, &cn);
     if (st == MMP_STATUS_OK) st = build_config(&s, cn.pChipName);
