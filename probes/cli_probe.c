@@ -38,7 +38,7 @@ static void usage(FILE *f)
                "  arith:  [--capture-dir D] [--from-capture D] [--synthetic GPU] [--instr ID[,ID...]]\n"
                "          [--random N] [--seed S] [--capture-keep N] [--threads N]\n"
                "  layout: [--filter GLOB] [--from-capture D] [--write-capture D] [--write-synthetic D] [--quiet]\n"
-               "  memory: [--filter GLOB] [--no-measure] [--ncu PATH] [--size N]\n"
+               "  memory: [--filter GLOB] [--no-measure] [--counters auto|cupti|ncu|clock] [--ncu PATH] [--size N]\n"
                "  With no group named: --arith --layout (--memory runs a profiler, so it is asked for).\n"
                "  The JSON file is a run document (kind \"probe\"): `mmaprobe report` renders it.\n");
 }
@@ -57,6 +57,7 @@ static const struct {
     {"--write-capture", 1, G_LAYOUT}, {"--write-synthetic", 1, G_LAYOUT}, {"--quiet", 0, G_LAYOUT},
     {"--device", 1, G_LAYOUT},       {"--filter", 1, G_LAYOUT | G_MEMORY},
     {"--no-measure", 0, G_MEMORY},   {"--ncu", 1, G_MEMORY},          {"--size", 1, G_MEMORY},
+    {"--counters", 1, G_MEMORY},
     {"--calib-child", 0, G_MEMORY},  {"--launch-child", 1, G_MEMORY},
 };
 #define N_PROBE_OPTIONS (sizeof probe_options / sizeof probe_options[0])

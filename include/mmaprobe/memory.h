@@ -89,8 +89,11 @@ const mmp_memory_calib *mmp_memory_calibs(size_t *count);
 /* The warp access a calibration row describes (addresses from lane * stride). */
 void mmp_memory_calib_access(mmp_warp_access *out, const mmp_memory_calib *c);
 
-/* `mmaprobe probe --memory`: analysis for every registered map and the calibrations, plus the
- * measurement on the GPU when there is one (see probes/memory_measure.c). */
+/* `mmaprobe probe --memory [--counters auto|cupti|ncu|clock]`: analysis for every registered map
+ * and the calibrations, plus the measurement on the GPU when there is one (probes/memory_run.c):
+ * CUPTI's range profiler (trusted only when every calibration row agrees with the model), then
+ * Nsight Compute, then clock64 timing, each refusal printed with its reason. A method named with
+ * --counters that cannot measure: one line on stderr, exit 3. */
 int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv);
 
 #ifdef __cplusplus
