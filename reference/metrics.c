@@ -7,10 +7,12 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "mmaprobe/metrics.h"
+#include "reference/ref_internal.h"
 
 static const char *const tolerance_names[] = {"bound", "probabilistic", "bitwise", "atol/rtol", "ulps"};
 
@@ -92,6 +94,126 @@ static int is_exact_equal(double got, double want)
     return got == want;
 }
 
+/* ---- per-block work (mmp_metrics_compute) ---- */
+typedef struct {
+    mmp_metrics m;                 /* counts, maxima, histogram, worst, first bad of the block */
+    double scale, worst_ratio;
+    long double sum_err2, sum_ref2;
+    int heat_lo, heat_hi;          /* heatmap rows this block touches, and their cells */
+    float *heat;
+    int oom;
+} met_block;
+
+typedef struct {
+    const mmp_metrics_input *in;
+    const mmp_tolerance *tol;
+    const bound_params *bp;
+    double gamma_det, gamma_prob;
+    int hr, hc;
+    int64_t rows;                  /* rows per block */
+    double scale;
+    met_block *blk;
+} met_job;
+
+static void scale_blocks(void *ctx, int64_t b0, int64_t b1, int tid)
+{
+    (void)tid;
+    met_job *J = ctx;
+    const mmp_metrics_input *in = J->in;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t lo = b * J->rows * in->n, hi = (b + 1) * J->rows;
+        hi = (hi < in->m ? hi : in->m) * in->n;
+        double s = 0;
+        for (int64_t x = lo; x < hi; x++)
+            if (isfinite(in->want64[x]) && fabs(in->want64[x]) > s) s = fabs(in->want64[x]);
+        J->blk[b].scale = s;
+    }
+}
+
+static void metric_blocks(void *ctx, int64_t b0, int64_t b1, int tid)
+{
+    (void)tid;
+    met_job *J = ctx;
+    const mmp_metrics_input *in = J->in;
+    const bound_params *bp = J->bp;
+    int hr = J->hr, hc = J->hc;
+    for (int64_t b = b0; b < b1; b++) {
+        met_block *k = &J->blk[b];
+        mmp_metrics *out = &k->m;
+        mmp_metrics_init(out);
+        int64_t i0 = b * J->rows, i1 = i0 + J->rows < in->m ? i0 + J->rows : in->m;
+        k->worst_ratio = -1;
+        k->heat_lo = (int)(i0 * hr / in->m);
+        k->heat_hi = (int)((i1 - 1) * hr / in->m);
+        k->heat = calloc((size_t)(k->heat_hi - k->heat_lo + 1) * (size_t)hc, sizeof(float));
+        if (!k->heat) { k->oom = 1; continue; }
+        for (int64_t i = i0; i < i1; i++) {
+            for (int64_t j = 0; j < in->n; j++) {
+                size_t r = (size_t)(i * in->n + j);
+                double got = mmp_format_load(in->got, mmp_gemm_index(in->layout, in->ldd, i, j), in->d_format);
+                double want = in->want64[r];
+                double want_out = in->want_out ? in->want_out[r] : want;
+                double s = in->absbound ? in->absbound[r] : 0.0;
+                out->count++;
+                int bad = 0;
+                double ratio;
+                if (isnan(got) != isnan(want) || (isnan(want) && !isnan(got))) {
+                    out->nan_mismatch++;
+                    bad = 1;
+                    ratio = INFINITY;
+                } else if (isnan(want)) {
+                    ratio = 0; /* both NaN: propagation as expected */
+                } else if (isinf(got) || isinf(want)) {
+                    if (got != want) { out->inf_mismatch++; bad = 1; ratio = INFINITY; }
+                    else ratio = 0;
+                } else {
+                    double err = fabs(got - want);
+                    if (err > out->max_abs_err) out->max_abs_err = err;
+                    if (want != 0 && err / fabs(want) > out->max_rel_err) out->max_rel_err = err / fabs(want);
+                    double ulp = err / mmp_metrics_ulp(want_out, in->d_format);
+                    if (ulp > out->max_ulp) out->max_ulp = ulp;
+                    k->sum_err2 += (long double)(err / J->scale) * (err / J->scale);
+                    k->sum_ref2 += (long double)(want / J->scale) * (want / J->scale);
+                    double bdet = bound_of(bp, J->gamma_det, s, fabs(want));
+                    double bprob = bound_of(bp, J->gamma_prob, s, fabs(want));
+                    ratio = err == 0 ? 0 : (bdet > 0 ? err / bdet : INFINITY);
+                    double rprob = err == 0 ? 0 : (bprob > 0 ? err / bprob : INFINITY);
+                    if (ratio > out->max_ratio_det) out->max_ratio_det = ratio;
+                    if (rprob > out->max_ratio_prob) out->max_ratio_prob = rprob;
+                    if (ratio > 1) out->above_det++;
+                    if (rprob > 1) out->above_prob++;
+                    switch (J->tol->mode) {
+                    case MMP_TOLERANCE_BOUND: bad = ratio > 1; break;
+                    case MMP_TOLERANCE_PROBABILISTIC: bad = rprob > 1; break;
+                    case MMP_TOLERANCE_BITWISE: bad = !is_exact_equal(got, want_out); break;
+                    case MMP_TOLERANCE_ATOL_RTOL: bad = err > J->tol->atol + J->tol->rtol * fabs(want); break;
+                    case MMP_TOLERANCE_ULPS: bad = ulp > J->tol->ulps; break;
+                    }
+                }
+                if (bad) {
+                    out->above_tol++;
+                    if (out->first_bad_i < 0) { out->first_bad_i = i; out->first_bad_j = j; }
+                }
+                int h = 0;
+                while (h + 1 < MMP_HIST_BINS && ratio >= mmp_hist_edge(h + 1)) h++;
+                out->hist[h]++;
+                float cv = ratio > FLT_MAX ? FLT_MAX : (float)ratio;
+                if (k->heat) {
+                    float *cell = &k->heat[((int)(i * hr / in->m) - k->heat_lo) * hc + (int)(j * hc / in->n)];
+                    if (cv > *cell) *cell = cv;
+                }
+                if (ratio > k->worst_ratio) {
+                    k->worst_ratio = ratio;
+                    out->worst_i = i;
+                    out->worst_j = j;
+                    out->worst_got = got;
+                    out->worst_want = want;
+                }
+            }
+        }
+    }
+}
+
 mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, const mmp_tolerance *tol)
 {
     if (!out || !in || !tol) return MMP_ERR(MMP_STATUS_INVALID, "metrics: NULL argument");
@@ -131,75 +253,65 @@ mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, co
     int hc = (int)(in->n < MMP_HEAT_MAX ? in->n : MMP_HEAT_MAX);
     out->heat_rows = hr;
     out->heat_cols = hc;
-    long double sum_err2 = 0, sum_ref2 = 0;
-    double scale = 0; /* largest |want| over finite elements, to keep the norms in range */
-    for (int64_t i = 0; i < in->m * in->n; i++)
-        if (isfinite(in->want64[i]) && fabs(in->want64[i]) > scale) scale = fabs(in->want64[i]);
-    if (scale == 0) scale = 1;
-    double worst_ratio = -1;
-
-    for (int64_t i = 0; i < in->m; i++) {
-        for (int64_t j = 0; j < in->n; j++) {
-            size_t r = (size_t)(i * in->n + j);
-            double got = mmp_format_load(in->got, mmp_gemm_index(in->layout, in->ldd, i, j), in->d_format);
-            double want = in->want64[r];
-            double want_out = in->want_out ? in->want_out[r] : want;
-            double s = in->absbound ? in->absbound[r] : 0.0;
-            out->count++;
-            float *cell = &out->heat[(i * hr / in->m) * hc + (j * hc / in->n)];
-            int bad = 0;
-            double ratio;
-            if (isnan(got) != isnan(want) || (isnan(want) && !isnan(got))) {
-                out->nan_mismatch++;
-                bad = 1;
-                ratio = INFINITY;
-            } else if (isnan(want)) {
-                ratio = 0; /* both NaN: propagation as expected */
-            } else if (isinf(got) || isinf(want)) {
-                if (got != want) { out->inf_mismatch++; bad = 1; ratio = INFINITY; }
-                else ratio = 0;
-            } else {
-                double err = fabs(got - want);
-                if (err > out->max_abs_err) out->max_abs_err = err;
-                if (want != 0 && err / fabs(want) > out->max_rel_err) out->max_rel_err = err / fabs(want);
-                double ulp = err / mmp_metrics_ulp(want_out, in->d_format);
-                if (ulp > out->max_ulp) out->max_ulp = ulp;
-                sum_err2 += (long double)(err / scale) * (err / scale);
-                sum_ref2 += (long double)(want / scale) * (want / scale);
-                double bdet = bound_of(&bp, gamma_det, s, fabs(want));
-                double bprob = bound_of(&bp, gamma_prob, s, fabs(want));
-                ratio = err == 0 ? 0 : (bdet > 0 ? err / bdet : INFINITY);
-                double rprob = err == 0 ? 0 : (bprob > 0 ? err / bprob : INFINITY);
-                if (ratio > out->max_ratio_det) out->max_ratio_det = ratio;
-                if (rprob > out->max_ratio_prob) out->max_ratio_prob = rprob;
-                if (ratio > 1) out->above_det++;
-                if (rprob > 1) out->above_prob++;
-                switch (tol->mode) {
-                case MMP_TOLERANCE_BOUND: bad = ratio > 1; break;
-                case MMP_TOLERANCE_PROBABILISTIC: bad = rprob > 1; break;
-                case MMP_TOLERANCE_BITWISE: bad = !is_exact_equal(got, want_out); break;
-                case MMP_TOLERANCE_ATOL_RTOL: bad = err > tol->atol + tol->rtol * fabs(want); break;
-                case MMP_TOLERANCE_ULPS: bad = ulp > tol->ulps; break;
-                }
-            }
-            if (bad) {
-                out->above_tol++;
-                if (out->first_bad_i < 0) { out->first_bad_i = i; out->first_bad_j = j; }
-            }
-            int b = 0;
-            while (b + 1 < MMP_HIST_BINS && ratio >= mmp_hist_edge(b + 1)) b++;
-            out->hist[b]++;
-            float cv = ratio > FLT_MAX ? FLT_MAX : (float)ratio;
-            if (cv > *cell) *cell = cv;
-            if (ratio > worst_ratio) {
-                worst_ratio = ratio;
-                out->worst_i = i;
-                out->worst_j = j;
-                out->worst_got = got;
-                out->worst_want = want;
-            }
-        }
+    /* Fixed blocks of rows (independent of the thread count), each with its own partials;
+     * merged in block order, so sums, ties and "first" positions are the same on any number
+     * of threads. Maxima, counts, the histogram and the heatmap (maxima) are order-free. */
+    met_job J = {in, tol, &bp, gamma_det, gamma_prob, hr, hc, 0, 0, NULL};
+    J.rows = in->n >= 65536 ? 1 : 65536 / in->n;
+    int64_t nblk = (in->m + J.rows - 1) / J.rows;
+    J.blk = calloc((size_t)nblk, sizeof *J.blk);
+    if (!J.blk) return MMP_ERR(MMP_STATUS_NO_MEMORY, "metrics: out of memory");
+    ref_parallel(ref_threads(0), nblk, 1, scale_blocks, &J);
+    double scale = 0;   /* largest |want| over finite elements, to keep the norms in range */
+    for (int64_t b = 0; b < nblk; b++) if (J.blk[b].scale > scale) scale = J.blk[b].scale;
+    J.scale = scale == 0 ? 1 : scale;
+    ref_parallel(ref_threads(0), nblk, 1, metric_blocks, &J);
+    int oom = 0;
+    for (int64_t b = 0; b < nblk; b++) oom |= J.blk[b].oom;
+    if (oom) {
+        for (int64_t b = 0; b < nblk; b++) free(J.blk[b].heat);
+        free(J.blk);
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "metrics: out of memory");
     }
+    long double sum_err2 = 0, sum_ref2 = 0;
+    double worst_ratio = -1;
+    for (int64_t b = 0; b < nblk; b++) {
+        const met_block *k = &J.blk[b];
+        const mmp_metrics *q = &k->m;
+        out->count += q->count;
+        out->nan_mismatch += q->nan_mismatch;
+        out->inf_mismatch += q->inf_mismatch;
+        out->above_det += q->above_det;
+        out->above_prob += q->above_prob;
+        if (q->max_abs_err > out->max_abs_err) out->max_abs_err = q->max_abs_err;
+        if (q->max_rel_err > out->max_rel_err) out->max_rel_err = q->max_rel_err;
+        if (q->max_ulp > out->max_ulp) out->max_ulp = q->max_ulp;
+        if (q->max_ratio_det > out->max_ratio_det) out->max_ratio_det = q->max_ratio_det;
+        if (q->max_ratio_prob > out->max_ratio_prob) out->max_ratio_prob = q->max_ratio_prob;
+        if (q->above_tol && !out->above_tol) { out->first_bad_i = q->first_bad_i; out->first_bad_j = q->first_bad_j; }
+        out->above_tol += q->above_tol;
+        for (int h = 0; h < MMP_HIST_BINS; h++) out->hist[h] += q->hist[h];
+        if (k->worst_ratio > worst_ratio) {
+            worst_ratio = k->worst_ratio;
+            out->worst_i = q->worst_i;
+            out->worst_j = q->worst_j;
+            out->worst_got = q->worst_got;
+            out->worst_want = q->worst_want;
+        }
+        sum_err2 += k->sum_err2;
+        sum_ref2 += k->sum_ref2;
+    }
+    /* heat cells: the maximum over the blocks whose rows fall in them */
+    for (int64_t b = 0; b < nblk; b++) {
+        const met_block *k = &J.blk[b];
+        for (int r = k->heat_lo; r <= k->heat_hi && r >= 0; r++)
+            for (int c = 0; c < hc; c++) {
+                float v = k->heat[(r - k->heat_lo) * hc + c];
+                if (v > out->heat[r * hc + c]) out->heat[r * hc + c] = v;
+            }
+        free(k->heat);
+    }
+    free(J.blk);
     out->norm_rel_err = sum_ref2 > 0 ? (double)sqrtl(sum_err2 / sum_ref2) : (sum_err2 > 0 ? INFINITY : 0.0);
     return MMP_STATUS_OK;
 }

@@ -75,6 +75,49 @@ static int is_logical(const mmp_buffer *b, size_t idx, int64_t *i, int64_t *j)
     return r < b->rows && c < b->cols;
 }
 
+#define DMG_CHUNK ((size_t)1 << 20)
+
+typedef struct {
+    const mmp_buffer *b;
+    int logical;
+    mmp_damage *part;              /* one per chunk; or, with one set, a single accumulator */
+    int one;
+} dmg_job;
+
+/* Chunks [c0, c1) of the data bytes: padding and logical changes, counted with their first
+ * positions, into part[chunk] (or the single accumulator, chunks taken in order). */
+static void damage_chunks(void *ctx, int64_t c0, int64_t c1, int tid)
+{
+    (void)tid;
+    dmg_job *J = ctx;
+    const mmp_buffer *b = J->b;
+    const unsigned char *img = b->image + MMP_GUARD_BYTES, *pri = b->pristine + MMP_GUARD_BYTES;
+    int bits = mmp_format_get_info(b->f)->storage_bits;
+    size_t n_elems = (size_t)((b->data_bytes * 8) / (size_t)bits);
+    for (int64_t q = c0; q < c1; q++) {
+        mmp_damage *dmg = J->one ? J->part : &J->part[q];
+        size_t hi = (size_t)(q + 1) * DMG_CHUNK < b->data_bytes ? (size_t)(q + 1) * DMG_CHUNK : b->data_bytes;
+        for (size_t byte = (size_t)q * DMG_CHUNK; byte < hi; byte++) {
+            if (img[byte] == pri[byte]) continue;
+            size_t first = byte * 8 / (size_t)bits, last = ((byte + 1) * 8 - 1) / (size_t)bits;
+            for (size_t idx = first; idx <= last && idx < n_elems; idx++) {
+                if (mmp_format_load_bits(img, idx, b->f) == mmp_format_load_bits(pri, idx, b->f)) continue;
+                int64_t i, j;
+                int in = idx < b->span && is_logical(b, idx, &i, &j);
+                if (!in) {
+                    if (!dmg->padding++) {
+                        dmg->pad_i = (int64_t)idx / b->ld;
+                        dmg->pad_j = (int64_t)idx % b->ld;
+                    }
+                } else if (J->logical) {
+                    if (!dmg->logical++) { dmg->log_i = i; dmg->log_j = j; }
+                }
+            }
+            if (bits >= 8) byte = ((last + 1) * (size_t)bits) / 8 - 1;   /* next element */
+        }
+    }
+}
+
 void mmp_buffer_damage(mmp_damage *dmg, const mmp_buffer *b, int logical)
 {
     memset(dmg, 0, sizeof *dmg);
@@ -89,28 +132,24 @@ void mmp_buffer_damage(mmp_damage *dmg, const mmp_buffer *b, int logical)
             if (!dmg->guard_bytes++) dmg->first_guard = (long long)o - MMP_GUARD_BYTES;
         }
     }
-    /* Data: whole bytes first (fast path), then element by element where they differ. */
-    const unsigned char *img = b->image + MMP_GUARD_BYTES, *pri = b->pristine + MMP_GUARD_BYTES;
-    size_t n_elems = (size_t)((b->data_bytes * 8) / (size_t)mmp_format_get_info(b->f)->storage_bits);
-    int bits = mmp_format_get_info(b->f)->storage_bits;
-    for (size_t byte = 0; byte < b->data_bytes; byte++) {
-        if (img[byte] == pri[byte]) continue;
-        size_t first = byte * 8 / (size_t)bits, last = ((byte + 1) * 8 - 1) / (size_t)bits;
-        for (size_t idx = first; idx <= last && idx < n_elems; idx++) {
-            if (mmp_format_load_bits(img, idx, b->f) == mmp_format_load_bits(pri, idx, b->f)) continue;
-            int64_t i, j;
-            int in = idx < b->span && is_logical(b, idx, &i, &j);
-            if (!in) {
-                if (!dmg->padding++) {
-                    dmg->pad_i = (int64_t)idx / b->ld;
-                    dmg->pad_j = (int64_t)idx % b->ld;
-                }
-            } else if (logical) {
-                if (!dmg->logical++) { dmg->log_i = i; dmg->log_j = j; }
-            }
-        }
-        if (bits >= 8) byte = ((last + 1) * (size_t)bits) / 8 - 1;   /* next element */
+    /* Data: whole bytes first (fast path), then element by element where they differ; in
+     * fixed 1 MiB chunks (element-aligned for every format) on every core, merged in order. */
+    size_t chunks = (b->data_bytes + DMG_CHUNK - 1) / DMG_CHUNK;
+    mmp_damage *part = chunks > 1 ? calloc(chunks, sizeof *part) : NULL;
+    dmg_job J = {b, logical, part ? part : dmg, part == NULL};
+    if (!part) {
+        damage_chunks(&J, 0, (int64_t)chunks, 0);   /* one chunk, or no memory: here, in order */
+        return;
     }
+    mmp_runner_parallel((int64_t)chunks, 1, damage_chunks, &J);
+    for (size_t q = 0; q < chunks; q++) {
+        const mmp_damage *p = &part[q];
+        if (p->padding && !dmg->padding) { dmg->pad_i = p->pad_i; dmg->pad_j = p->pad_j; }
+        if (p->logical && !dmg->logical) { dmg->log_i = p->log_i; dmg->log_j = p->log_j; }
+        dmg->padding += p->padding;
+        dmg->logical += p->logical;
+    }
+    free(part);
 }
 
 #ifdef MMP_HAVE_CUDA

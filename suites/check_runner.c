@@ -198,26 +198,33 @@ START_TEST(test_threads_same_results)
     const mmp_kernel_desc *blas = mmp_registry_find("host_blas_f32", MMP_REGISTRY_ALL);
     const mmp_kernel_desc *edge = mmp_registry_find("mut_host_edge_tile", MMP_REGISTRY_ALL);
     const mmp_kernel_desc *i8 = mmp_registry_find("host_i8_i32", MMP_REGISTRY_ALL);
-    ck_assert(blas && edge && i8);
-    mmp_case c[3];
+    const mmp_kernel_desc *wld = mmp_registry_find("mut_host_write_past", MMP_REGISTRY_ALL);
+    ck_assert(blas && edge && i8 && wld);
+    mmp_case c[4];
     mmp_case_init(&c[0], blas, 512, 512, 1024, MMP_DIST_NORMAL, mmp_check_seed);
     mmp_case_init(&c[1], edge, 300, 512, 8, MMP_DIST_UNIFORM, mmp_check_seed);
     mmp_case_init(&c[2], i8, 200, 700, 16, MMP_DIST_UNIFORM, mmp_check_seed);
+    /* ld padding scribbled over a 1.5 MB output: the guard check spans two chunks */
+    mmp_case_init(&c[3], wld, 600, 600, 8, MMP_DIST_EXACT, mmp_check_seed);
+    c[3].ldd = 600 + 40;
+    mmp_case_finish(&c[3]);
     mmp_runner_options o;
     mmp_runner_options_init(&o);
     o.isolate = 0;
     o.host_max_log2_work = 40;
-    mmp_case_result r1[3], r3[3];
+    mmp_case_result r1[4], r3[4];
     setenv("MMP_THREADS", "1", 1);
-    ck_assert_int_eq(mmp_runner_run(r1, c, 3, &o, NULL, NULL), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_runner_run(r1, c, 4, &o, NULL, NULL), MMP_STATUS_OK);
     setenv("MMP_THREADS", "3", 1);
-    ck_assert_int_eq(mmp_runner_run(r3, c, 3, &o, NULL, NULL), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_runner_run(r3, c, 4, &o, NULL, NULL), MMP_STATUS_OK);
     unsetenv("MMP_THREADS");
     ck_assert_int_eq(r1[0].verdict, MMP_VERDICT_PASS);
     ck_assert_int_eq(r1[1].verdict, MMP_VERDICT_FAIL);
     ck_assert(r1[1].reasons & MMP_REASON_UNWRITTEN);
     ck_assert_int_eq(r1[2].verdict, MMP_VERDICT_PASS);
-    for (int i = 0; i < 3; i++) {
+    ck_assert_msg(r1[3].reasons & MMP_REASON_GUARD, "%s", r1[3].message);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(r1[i].n_guard, r3[i].n_guard);
         ck_assert_int_eq(r1[i].verdict, r3[i].verdict);
         ck_assert_uint_eq(r1[i].reasons, r3[i].reasons);
         ck_assert_int_eq(r1[i].n_unwritten, r3[i].n_unwritten);

@@ -10,14 +10,10 @@
 #include "suites/runner_internal.h"
 
 /* The reference's pool (ref_parallel: dynamic scheduling over chunks, the caller works too), on
- * every core, or on $MMP_THREADS (tests compare 1 thread with several). */
+ * every core, or on $MMP_THREADS (ref_threads; tests compare 1 thread with several). */
 void mmp_runner_parallel(int64_t n, int64_t chunk, mmp_range_fn fn, void *ctx)
 {
-    static int cores;
-    if (!cores) cores = ref_threads(0);
-    const char *e = getenv("MMP_THREADS");
-    int t = e && *e ? atoi(e) : 0;
-    ref_parallel(t > 0 && t <= 256 ? t : cores, n, chunk, fn, ctx);
+    ref_parallel(ref_threads(0), n, chunk, fn, ctx);
 }
 
 /* Poison (float outputs) and the two sentinels (integer outputs), as raw bits. */
