@@ -94,10 +94,14 @@ void ref_mpfr_element(ref_mpfr_ws *w, const ref_data *d, int64_t i, int64_t j, d
     const mmp_gemm *g = d->g;
     int64_t K = d->k;
     long emax = LONG_MIN, emin = LONG_MAX;
+    /* integers have no signed zero: (-3) * 0 is +0 (IEEE would give -0, and a sum of such
+     * products -0, where every integer path gives +0) */
+    int int_inputs = !mmp_format_get_info(g->a)->is_float && !mmp_format_get_info(g->b)->is_float;
     for (int64_t k = 0; k < K; k++) {
         double a = d->a64[i * K + k], b = d->b64[k + j * K];
         mpfr_set_d(w->prod[k], a, MPFR_RNDN);
         mpfr_mul_d(w->prod[k], w->prod[k], b, MPFR_RNDN);   /* exact: 106 <= 128 bits */
+        if (int_inputs && mpfr_zero_p(w->prod[k])) mpfr_set_zero(w->prod[k], 1);
         if (mpfr_regular_p(w->prod[k])) {
             long e = mpfr_get_exp(w->prod[k]);
             if (e > emax) emax = e;
