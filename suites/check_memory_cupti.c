@@ -225,6 +225,12 @@ END_TEST
 
 START_TEST(loader_resolves_installed_cupti)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    /* libcupti's and libnvperf_host's own initialisers keep allocations LeakSanitizer reports as
+     * leaks (in their code, not ours); the plain build runs this check. */
+    printf("# AddressSanitizer build: loading the real libcupti is left to the plain build\n");
+    return;
+#endif
     mmp_cupti_lib lib;
     if (mmp_memory_cupti_open(&lib) != MMP_STATUS_OK) {
         printf("# no libcupti installed here (%s): the symbol check is not run\n", mmp_error_last());
