@@ -14,6 +14,7 @@
 
 #include "mmaprobe/probe.h"
 #include "probes/arith_internal.h"
+#include "reports/json.h"
 
 typedef struct fam {
     const mmp_capture *cap;
@@ -464,39 +465,29 @@ void mmp_arith_report_print(FILE *out, const mmp_arith_report *r)
             r->mismatch_example[0] ? "; first: " : "", r->mismatch_example);
 }
 
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(out, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(out, "\\u%04x", *s);
-        else fputc(*s, out);
-    }
-    fputc('"', out);
-}
 
 void mmp_arith_report_json(FILE *out, const mmp_arith_report *r, int last)
 {
     char desc[320];
     mmp_model_params_format(desc, sizeof desc, &r->fitted);
     fprintf(out, "    {\"instruction\": ");
-    json_str(out, r->instruction);
+    mmp_json_quote(out, r->instruction);
     fprintf(out, ", \"sass\": ");
-    json_str(out, r->sass);
+    mmp_json_quote(out, r->sass);
     fprintf(out, ", \"device\": ");
-    json_str(out, r->device);
+    mmp_json_quote(out, r->device);
     fprintf(out, ", \"origin\": ");
-    json_str(out, r->origin);
+    mmp_json_quote(out, r->origin);
     fprintf(out, ", \"native\": %s, \"path\": ", r->native > 0 ? "true" : r->native == 0 ? "false" : "null");
-    json_str(out, r->path_note);
+    mmp_json_quote(out, r->path_note);
     fprintf(out, ",\n     \"features\": [");
     for (int i = 0; i < r->nf; i++) {
         fprintf(out, "%s\n       {\"name\": ", i ? "," : "");
-        json_str(out, r->f[i].name);
+        mmp_json_quote(out, r->f[i].name);
         fprintf(out, ", \"value\": ");
-        json_str(out, r->f[i].value);
+        mmp_json_quote(out, r->f[i].value);
         fprintf(out, ", \"consistent\": %s, \"method\": ", r->f[i].ok ? "true" : "false");
-        json_str(out, r->f[i].method);
+        mmp_json_quote(out, r->f[i].method);
         fputc('}', out);
     }
     const mmp_model_params *p = &r->fitted;
@@ -506,7 +497,7 @@ void mmp_arith_report_json(FILE *out, const mmp_arith_report *r, int last)
         fprintf(out, ",\n     \"random_vectors\": %zu, \"random_mismatches\": %zu, \"vectors\": %zu, "
                      "\"mismatches\": %zu, \"first_mismatch\": ",
                 r->n_random, r->random_mismatches, r->n_total, r->total_mismatches);
-        json_str(out, r->mismatch_example);
+        mmp_json_quote(out, r->mismatch_example);
         fprintf(out, "}%s\n", last ? "" : ",");
         return;
     }
@@ -519,10 +510,10 @@ void mmp_arith_report_json(FILE *out, const mmp_arith_report *r, int last)
             p->out_round == MMP_ROUND_NEAREST_EVEN ? "rn" : "rz",
             p->align_round == MMP_ROUND_DOWN ? "rd" : "rz", p->align_floor, p->in_subnormals,
             p->out_subnormals, p->c_unused, mmp_model_unit_roundoff(p));
-    json_str(out, desc);
+    mmp_json_quote(out, desc);
     fprintf(out, "},\n     \"random_vectors\": %zu, \"random_mismatches\": %zu, \"vectors\": %zu, "
                  "\"mismatches\": %zu, \"first_mismatch\": ",
             r->n_random, r->random_mismatches, r->n_total, r->total_mismatches);
-    json_str(out, r->mismatch_example);
+    mmp_json_quote(out, r->mismatch_example);
     fprintf(out, "}%s\n", last ? "" : ",");
 }

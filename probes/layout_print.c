@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "mmaprobe/layout.h"
+#include "reports/json.h"
 
 #define PICTURE_CHUNK 32   /* columns per picture block, so wide matrices stay readable */
 
@@ -120,31 +121,20 @@ void mmp_layout_print_text(FILE *out, const mmp_layout_capture *cap, const mmp_l
     for (int f = 0; f < cap->n_frags; f++) mmp_layout_print_picture(out, cap, f);
 }
 
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-        else if (c < 0x20) fprintf(out, "\\u%04x", c);
-        else fputc(c, out);
-    }
-    fputc('"', out);
-}
 
 void mmp_layout_print_json(FILE *out, const mmp_layout_capture *cap, const mmp_layout_report *rep)
 {
     const mmp_layout_doc *doc = mmp_layout_doc_find(cap->id);
     fprintf(out, "{\"id\":");
-    json_string(out, cap->id);
+    mmp_json_quote(out, cap->id);
     fprintf(out, ",\"kind\":");
-    json_string(out, cap->kind);
+    mmp_json_quote(out, cap->kind);
     fprintf(out, ",\"instruction\":");
-    if (doc) json_string(out, doc->ptx); else fprintf(out, "null");
+    if (doc) mmp_json_quote(out, doc->ptx); else fprintf(out, "null");
     fprintf(out, ",\"ptx_isa_section\":");
-    if (doc) json_string(out, doc->section); else fprintf(out, "null");
+    if (doc) mmp_json_quote(out, doc->section); else fprintf(out, "null");
     fprintf(out, ",\"source\":");
-    json_string(out, cap->source);
+    mmp_json_quote(out, cap->source);
     fprintf(out, ",\"threads\":%d,\"documented\":%s,\"consistent\":%s,\"differences\":%lld,\"verdict\":\"%s\",\"fragments\":[",
             cap->threads, rep->documented ? "true" : "false", rep->consistent ? "true" : "false",
             (long long)rep->differences, verdict(rep));
@@ -152,7 +142,7 @@ void mmp_layout_print_json(FILE *out, const mmp_layout_capture *cap, const mmp_l
         const mmp_layout_frag *fr = &cap->frags[f];
         const mmp_layout_frag_report *r = &rep->frags[f];
         fprintf(out, "%s{\"name\":", f ? "," : "");
-        json_string(out, fr->name);
+        mmp_json_quote(out, fr->name);
         fprintf(out, ",\"rows\":%d,\"cols\":%d,\"elems_per_lane\":%d,\"elems_per_reg\":%d,\"expected\":%lld,"
                      "\"covered\":%lld,\"uncovered\":%lld,\"duplicated\":%lld,\"unplaced\":%lld,\"out_of_range\":%lld,"
                      "\"documented\":%s,\"differences\":%lld,\"differing_lanes\":[",

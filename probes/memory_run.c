@@ -27,6 +27,7 @@
 #include "mmaprobe/memory.h"
 #include "mmaprobe/registry.h"
 #include "probes/memory_internal.h"
+#include "reports/json.h"
 
 #ifdef MMP_HAVE_CUDA
 mmp_status mmp_memory_calib_launch(double *cycles_per_access, const mmp_memory_calib *c, int iters);
@@ -47,17 +48,6 @@ typedef struct {
 
 typedef mmp_memory_counters kernel_counters;
 
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-        else if (c < 0x20) fprintf(out, "\\u%04x", c);
-        else fputc(c, out);
-    }
-    fputc('"', out);
-}
 
 static void analyse_calibrations(FILE *text, FILE *json, const kernel_counters *meas, int nmeas,
                                  const double *cycles, const char *method)
@@ -272,7 +262,7 @@ int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv)
     else if (why[0]) fprintf(text, "memory measurement: %s (not used: %s)\n", method_names[method], why);
     else fprintf(text, "memory measurement: %s\n", method_names[method]);
     fprintf(json, "{\"method\":\"%s\",\"why\":", method_names[method]);
-    json_string(json, why);
+    mmp_json_quote(json, why);
     fprintf(json, ",");
     analyse_calibrations(text, json, nmeas ? meas : NULL, nmeas, method == C_CLOCK ? cycles : NULL, method_names[method]);
 

@@ -80,5 +80,7 @@ void mmp_jw_null(mmp_jw *w);
 void mmp_jw_raw(mmp_jw *w, const char *text, size_t len);   /* an already valid JSON value */
 /* Escape s into a JSON string literal body (no quotes) on out; invalid UTF-8 becomes U+FFFD. */
 void mmp_json_escape(FILE *out, const char *s, size_t len);
+/* s as a whole JSON string literal, quotes included (hand-written JSON in probes/). */
+void mmp_json_quote(FILE *out, const char *s);
 
 #endif

@@ -59,6 +59,13 @@ void mmp_jw_end_object(mmp_jw *w) { close_c(w, '}'); }
 void mmp_jw_begin_array(mmp_jw *w) { open_c(w, '['); }
 void mmp_jw_end_array(mmp_jw *w) { close_c(w, ']'); }
 
+void mmp_json_quote(FILE *out, const char *s)
+{
+    fputc('"', out);
+    mmp_json_escape(out, s ? s : "", s ? strlen(s) : 0);
+    fputc('"', out);
+}
+
 void mmp_json_escape(FILE *out, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
