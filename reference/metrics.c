@@ -96,12 +96,10 @@ static int is_exact_equal(double got, double want)
 
 /* ---- per-block work (mmp_metrics_compute) ---- */
 typedef struct {
-    mmp_metrics m;                 /* counts, maxima, histogram, worst, first bad of the block */
+    mmp_metrics m;                 /* counts, maxima, histogram, worst, first bad, heat cells */
     double scale, worst_ratio;
     long double sum_err2, sum_ref2;
-    int heat_lo, heat_hi;          /* heatmap rows this block touches, and their cells */
-    float *heat;
-    int oom;
+    int heat_lo, heat_hi;          /* heatmap rows this block's rows fall in */
 } met_block;
 
 typedef struct {
@@ -145,8 +143,6 @@ static void metric_blocks(void *ctx, int64_t b0, int64_t b1, int tid)
         k->worst_ratio = -1;
         k->heat_lo = (int)(i0 * hr / in->m);
         k->heat_hi = (int)((i1 - 1) * hr / in->m);
-        k->heat = calloc((size_t)(k->heat_hi - k->heat_lo + 1) * (size_t)hc, sizeof(float));
-        if (!k->heat) { k->oom = 1; continue; }
         for (int64_t i = i0; i < i1; i++) {
             for (int64_t j = 0; j < in->n; j++) {
                 size_t r = (size_t)(i * in->n + j);
@@ -198,10 +194,8 @@ static void metric_blocks(void *ctx, int64_t b0, int64_t b1, int tid)
                 while (h + 1 < MMP_HIST_BINS && ratio >= mmp_hist_edge(h + 1)) h++;
                 out->hist[h]++;
                 float cv = ratio > FLT_MAX ? FLT_MAX : (float)ratio;
-                if (k->heat) {
-                    float *cell = &k->heat[((int)(i * hr / in->m) - k->heat_lo) * hc + (int)(j * hc / in->n)];
-                    if (cv > *cell) *cell = cv;
-                }
+                float *cell = &out->heat[(i * hr / in->m) * hc + (j * hc / in->n)];
+                if (cv > *cell) *cell = cv;
                 if (ratio > k->worst_ratio) {
                     k->worst_ratio = ratio;
                     out->worst_i = i;
@@ -266,13 +260,6 @@ mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, co
     for (int64_t b = 0; b < nblk; b++) if (J.blk[b].scale > scale) scale = J.blk[b].scale;
     J.scale = scale == 0 ? 1 : scale;
     ref_parallel(ref_threads(0), nblk, 1, metric_blocks, &J);
-    int oom = 0;
-    for (int64_t b = 0; b < nblk; b++) oom |= J.blk[b].oom;
-    if (oom) {
-        for (int64_t b = 0; b < nblk; b++) free(J.blk[b].heat);
-        free(J.blk);
-        return MMP_ERR(MMP_STATUS_NO_MEMORY, "metrics: out of memory");
-    }
     long double sum_err2 = 0, sum_ref2 = 0;
     double worst_ratio = -1;
     for (int64_t b = 0; b < nblk; b++) {
@@ -304,12 +291,9 @@ mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, co
     /* heat cells: the maximum over the blocks whose rows fall in them */
     for (int64_t b = 0; b < nblk; b++) {
         const met_block *k = &J.blk[b];
-        for (int r = k->heat_lo; r <= k->heat_hi && r >= 0; r++)
-            for (int c = 0; c < hc; c++) {
-                float v = k->heat[(r - k->heat_lo) * hc + c];
-                if (v > out->heat[r * hc + c]) out->heat[r * hc + c] = v;
-            }
-        free(k->heat);
+        for (int r = k->heat_lo; r <= k->heat_hi; r++)
+            for (int c = 0; c < hc; c++)
+                if (k->m.heat[r * hc + c] > out->heat[r * hc + c]) out->heat[r * hc + c] = k->m.heat[r * hc + c];
     }
     free(J.blk);
     out->norm_rel_err = sum_ref2 > 0 ? (double)sqrtl(sum_err2 / sum_ref2) : (sum_err2 > 0 ? INFINITY : 0.0);

@@ -37,6 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     argv[argc] = NULL;
     mmp_validate_args a;
     mmp_status st = mmp_validate_args_parse(&a, cmd, argc, argv);
+    /* a fuzz harness, not library code: abort() is how libFuzzer is told a property broke */
     if (st == MMP_STATUS_OK) {
         if (a.o.shard_count < 1 || a.o.shard_index < 0 || a.o.shard_index >= a.o.shard_count) abort();
         if (!(a.o.timeout_s > 0) || !isfinite(a.o.timeout_s)) abort();

@@ -43,7 +43,6 @@ static void say(mmp_case_result *r, const char *fmt, ...)
     va_end(ap);
 }
 
-
 /* A result record filled with the case identity and options (shared with runner_run.c). */
 void mmp_runner_result_for_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
 {
@@ -167,7 +166,6 @@ static void operands_clear(operands *ops)
         free(ops->workspace);
     ops->workspace = NULL;
 }
-
 
 static mmp_status fill_inputs(operands *ops, const mmp_case *c)
 {
@@ -344,7 +342,6 @@ static void say_damage(mmp_case_result *r, const operands *ops, mmp_damage d[2][
         }
     }
 }
-
 
 static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
 {
