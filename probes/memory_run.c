@@ -275,9 +275,11 @@ int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv)
     for (size_t i = 0; i < nmaps; i++) {
         if (fnmatch(o.filter, maps[i]->kernel, 0)) continue;
         const mmp_kernel_desc *d = mmp_registry_find(maps[i]->kernel, MMP_REGISTRY_DEFAULT);
+        /* element widths from the descriptor; 0 (the map's own) where this build has none
+         * (a host-only build registers no device kernels, but their maps are analysed) */
         mmp_memmap_shape shape = {o.size, o.size, o.size, o.size, o.size,
-                                  d ? mmp_format_get_info((mmp_format)d->a_format)->storage_bits : 16,
-                                  d ? mmp_format_get_info((mmp_format)d->b_format)->storage_bits : 16};
+                                  d ? mmp_format_get_info((mmp_format)d->a_format)->storage_bits : 0,
+                                  d ? mmp_format_get_info((mmp_format)d->b_format)->storage_bits : 0};
         mmp_memory_report r;
         if (mmp_memory_analyse(&r, maps[i], &shape, 1) != MMP_STATUS_OK) {
             fprintf(text, "%s: analysis failed: %s\n", maps[i]->kernel, mmp_error_last());
