@@ -7,7 +7,7 @@
 #                            on a GPU before; exit 3 + one line on stderr when it cannot measure, or
 #                            when a calibration row disagrees with the model)
 #   memory-<filter>.{txt,json}  `--counters ncu`: Nsight Compute, as before
-# budget-seconds: 130
+# budget-seconds: 200
 set -u
 out=${OUT:-out}/memory
 mkdir -p "$out"
@@ -15,20 +15,24 @@ bin=build-h200/mmaprobe
 export PATH=$PATH:/usr/local/cuda/bin
 # libcupti loads libnvperf_host by name: the CUDA library folders on the loader path
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
-budget=${MMP_SCRIPT_BUDGET:-130}
+budget=${MMP_SCRIPT_BUDGET:-200}
 start=$(date +%s)
 
-timeout 40 "$bin" probe --memory --counters cupti --filter 'bf16_mma_*' --size 2048 \
+# 1. CUPTI over every kernel that exposes a map (no filter): the "every built-in kernel"
+timeout 100 "$bin" probe --memory --counters cupti --size 2048 \
     --json "$out/memory-cupti.json" > "$out/memory-cupti.txt" 2> "$out/memory-cupti.err"
 rc=$?
 cat "$out/memory-cupti.err" >> "$out/memory-cupti.txt"
-echo "60-memory: probe --memory --counters cupti: exit $rc in $(( $(date +%s) - start ))s"
-grep -E "^memory measurement|--counters cupti|DISAGREE|agree|wavefronts \(" "$out/memory-cupti.txt" | head -30
+echo "60-memory: probe --memory --counters cupti (every kernel): exit $rc in $(( $(date +%s) - start ))s"
+grep -E "^memory measurement|--counters cupti|DISAGREE|disagree|wavefronts \(" "$out/memory-cupti.txt" | head -30
 
-for f in 'bf16_mma_*' 'int4_ptx_mma_k64_x4_x2*' 'fp16_ptx_*'; do
+# 2. Nsight Compute on the seed families (and on every kernel when CUPTI could not measure)
+filters=('bf16_mma_*' 'int4_ptx_mma_k64_x4_x2*' 'fp16_ptx_*')
+[ $rc -eq 0 ] || filters+=('fp16_wmma_*' 'fp16_mma_*' 'fp8_mma*' 'int8_ptx_*' 'int4_ptx_mma_k32' 'int4_ptx_mma_k64' 'int4_ptx_manual_pack' 'int4_ptx_3stage' 'int4_ptx_mma_k64_x[12]*' 'int4_ptx_mma_k64_x4_x1*')
+for f in "${filters[@]}"; do
     left=$((budget - ($(date +%s) - start) - 5))
     [ "$left" -gt 15 ] || { echo "60-memory: $f not run (${left}s left)"; continue; }
-    tag=${f//[*]/}
+    tag=${f//[*\[\]]/}
     timeout "$left" "$bin" probe --memory --counters ncu --filter "$f" --size 2048 --json "$out/memory-$tag.json" \
         > "$out/memory-$tag.txt" 2>&1
     echo "60-memory: probe --memory --counters ncu --filter '$f': exit $? in $(( $(date +%s) - start ))s"
