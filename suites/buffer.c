@@ -157,6 +157,11 @@ mmp_status mmp_buffer_upload(mmp_buffer *b)
 {
     if (!b->dev) MMP_CUDA_CHECK(cudaMalloc(&b->dev, b->total));
     MMP_CUDA_CHECK(cudaMemcpy(b->dev, b->image, b->total, cudaMemcpyHostToDevice));
+    /* From pageable memory cudaMemcpy returns once the bytes are staged, before the DMA has
+     * landed, and the kernel runs on a non-blocking stream that does not wait for the legacy
+     * stream: without this the second run's poison could land after the kernel wrote D (seen
+     * on the H200: every element of a 0.03 ms kernel's output reported unwritten). */
+    MMP_CUDA_CHECK(cudaStreamSynchronize(0));
     return MMP_STATUS_OK;
 }
 
