@@ -201,7 +201,33 @@ static mmp_status collect(session *s, const char *kernel, int64_t size)
     return MMP_STATUS_OK;
 }
 
-/* One mmp_memory_counters per range, in launch order, keeping calibration or kernel ranges. */
+/* One range's metric values into k. */
+static mmp_status range_values(session *s, mmp_memory_counters *k, size_t r, const char *name)
+{
+    double values[MMP_MEMORY_N_METRICS];
+    PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
+    ev.pHostObject = s->host;
+    ev.pCounterDataImage = s->data;
+    ev.counterDataImageSize = s->data_size;
+    ev.rangeIndex = r;
+    ev.ppMetricNames = s->names;
+    ev.numMetrics = s->nnames;
+    ev.pMetricValues = values;
+    MMP_TRY(CUPTI(s, MMP_CUPTI_HOST_EVALUATE_TO_GPU_VALUES, CUpti_Profiler_Host_EvaluateToGpuValues_Params, &ev));
+    memset(k, 0, sizeof *k);
+    snprintf(k->kernel, sizeof k->kernel, "%s", name);
+    for (size_t i = 0; i < s->nnames; i++) {
+        k->v[s->index[i]] = values[i];
+        k->have[s->index[i]] = 1;
+    }
+    return MMP_STATUS_OK;
+}
+
+/* One mmp_memory_counters per range, in launch order, keeping calibration or kernel ranges.
+ * Auto ranges are one per kernel launch, in launch order. They are matched by name (the
+ * kernel's, as ncu's kernel regex does); when no range carries a calibration kernel's name
+ * (range names that are not kernel names) but there is exactly one range per calibration
+ * launch, they are taken in launch order. Otherwise the reason lists what was decoded. */
 static mmp_status evaluate(session *s, mmp_memory_counters *out, int *n, int max, const char *kernel)
 {
     PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params, inf);
@@ -209,35 +235,35 @@ static mmp_status evaluate(session *s, mmp_memory_counters *out, int *n, int max
     inf.counterDataImageSize = s->data_size;
     MMP_TRY(CUPTI(s, MMP_CUPTI_RP_GET_COUNTER_DATA_INFO, CUpti_RangeProfiler_GetCounterDataInfo_Params, &inf));
     *n = 0;
-    for (size_t r = 0; r < inf.numTotalRanges && *n < max; r++) {
-        PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params, ri);
-        ri.pCounterDataImage = s->data;
-        ri.counterDataImageSize = s->data_size;
-        ri.rangeIndex = r;
-        ri.rangeDelimiter = "/";
-        MMP_TRY(CUPTI(s, MMP_CUPTI_RP_GET_RANGE_INFO, CUpti_RangeProfiler_CounterData_GetRangeInfo_Params, &ri));
-        const char *name = ri.rangeName ? ri.rangeName : "";
-        int is_calib = strstr(name, "mmp_calib_") != NULL;
-        if (kernel ? is_calib : !is_calib) continue; /* ncu's kernel regex, as a filter */
-        double values[MMP_MEMORY_N_METRICS];
-        PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
-        ev.pHostObject = s->host;
-        ev.pCounterDataImage = s->data;
-        ev.counterDataImageSize = s->data_size;
-        ev.rangeIndex = r;
-        ev.ppMetricNames = s->names;
-        ev.numMetrics = s->nnames;
-        ev.pMetricValues = values;
-        MMP_TRY(CUPTI(s, MMP_CUPTI_HOST_EVALUATE_TO_GPU_VALUES, CUpti_Profiler_Host_EvaluateToGpuValues_Params, &ev));
-        mmp_memory_counters *k = &out[(*n)++];
-        memset(k, 0, sizeof *k);
-        snprintf(k->kernel, sizeof k->kernel, "%s", name);
-        for (size_t i = 0; i < s->nnames; i++) {
-            k->v[s->index[i]] = values[i];
-            k->have[s->index[i]] = 1;
+    char seen[160] = "";
+    size_t ncalib_rows;
+    (void)mmp_memory_calibs(&ncalib_rows);
+    int by_order = 0;
+    for (int attempt = 0; attempt < 2 && *n == 0; attempt++) {
+        if (attempt == 1) {
+            if (kernel || inf.numTotalRanges != ncalib_rows) break;
+            by_order = 1; /* unnamed ranges, one per calibration launch */
         }
-        if (kernel) break; /* the first launch that is not a calibration, as with ncu */
+        for (size_t r = 0; r < inf.numTotalRanges && *n < max; r++) {
+            PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params, ri);
+            ri.pCounterDataImage = s->data;
+            ri.counterDataImageSize = s->data_size;
+            ri.rangeIndex = r;
+            ri.rangeDelimiter = "/";
+            MMP_TRY(CUPTI(s, MMP_CUPTI_RP_GET_RANGE_INFO, CUpti_RangeProfiler_CounterData_GetRangeInfo_Params, &ri));
+            const char *name = ri.rangeName ? ri.rangeName : "";
+            if (attempt == 0 && r < 3)
+                snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s'%.40s'", r ? ", " : "", name);
+            int is_calib = by_order || strstr(name, "mmp_calib_") != NULL;
+            if (kernel ? is_calib : !is_calib) continue; /* ncu's kernel regex, as a filter */
+            MMP_TRY(range_values(s, &out[(*n)++], r, name));
+            if (kernel) break; /* the first launch that is not a calibration, as with ncu */
+        }
     }
+    if (*n == 0)
+        return MMP_ERR(MMP_STATUS_NO_DEVICE, "CUPTI decoded %zu ranges, none of them %s (range names: %s)",
+                       inf.numTotalRanges, kernel ? "a kernel's" : "a calibration launch's",
+                       seen[0] ? seen : "none");
     return MMP_STATUS_OK;
 }
 

@@ -76,14 +76,27 @@ typedef struct {
     double *a, *b, *qa, *qb, *p, *h, *l, *err;
     int *ea, *fb;
     cublasHandle_t blas;
+    size_t free0, free_min;   /* device memory free before the first allocation, and its least */
 } dev_bufs;
+
+/* Samples free device memory (the peak in use is free0 - free_min). */
+static void mem_sample(dev_bufs *g)
+{
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) return;
+    if (!g->free0) g->free0 = g->free_min = fr;
+    if (fr < g->free_min) g->free_min = fr;
+}
 
 static void dev_free(dev_bufs *g)
 {
     cudaFree(g->a); cudaFree(g->b); cudaFree(g->qa); cudaFree(g->qb); cudaFree(g->p);
     cudaFree(g->h); cudaFree(g->l); cudaFree(g->err); cudaFree(g->ea); cudaFree(g->fb);
     if (g->blas) cublasDestroy(g->blas);
+    size_t f0 = g->free0, fm = g->free_min;
     memset(g, 0, sizeof *g);
+    g->free0 = f0;
+    g->free_min = fm;
 }
 
 static mmp_status sync_time(double *acc, double t0)
@@ -101,6 +114,8 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
     double t0 = ref_now();
     MMP_CUDA_CHECK(cudaSetDevice(o->device));
+    MMP_CUDA_CHECK(cudaFree(0));
+    mem_sample(g);
     MMP_CUBLAS_CHECK(cublasCreate(&g->blas));
     /* default math: IEEE binary64 FMAs (FP64 emulation is opt-in, FP64_EMULATED_FIXEDPOINT_MATH,
      * and stays off); exactness needs only correctly rounded operations (step 3 of the proof) */
@@ -116,6 +131,7 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
     MMP_CUDA_CHECK(cudaMalloc(&g->qa, mk * c->sa * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->qb, kn * c->sb * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->p, mn * sizeof(double)));
+    mem_sample(g);
     slice_a_kernel<<<blocks(mk), 256>>>(g->qa, g->a, g->ea, m, k, c->beta, c->sa);
     slice_b_kernel<<<blocks(kn), 256>>>(g->qb, g->b, g->fb, k, n, c->beta, c->sb);
     MMP_CUDA_CHECK(cudaGetLastError());
@@ -128,6 +144,8 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
         MMP_CUDA_CHECK(cudaGetLastError());
         MMP_CUBLAS_CHECK(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, g->b,
                                      (int)k, g->a, (int)k, &zero, g->p, (int)n));
+        MMP_CUDA_CHECK(cudaDeviceSynchronize());
+        mem_sample(g);
         double *ab = (double *)malloc(mn * sizeof(double));
         if (!ab) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate |A||B| on the host");
         cudaError_t e = cudaMemcpy(ab, g->p, mn * sizeof(double), cudaMemcpyDeviceToHost);
@@ -156,6 +174,7 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
                                          (int)k, &zero, g->p, (int)n));
             r->n_gemms++;
             MMP_TRY(sync_time(&r->time.gemm_s, t1));
+            mem_sample(g);
             double t2 = ref_now();
             accumulate_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, g->p, g->ea, g->fb, m, n, c->beta * lvl);
             MMP_CUDA_CHECK(cudaGetLastError());
@@ -188,6 +207,7 @@ extern "C" mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const m
     memset(&gb, 0, sizeof gb);
     if (st == MMP_STATUS_OK) st = device_products(&c, &gb, o);
     dev_free(&gb);
+    r->device_peak_bytes = gb.free0 > gb.free_min ? (int64_t)(gb.free0 - gb.free_min) : 0;
     if (st == MMP_STATUS_OK) st = ref_cert_finish(&c);
     ref_cert_free(&c);
     return st;

@@ -74,6 +74,10 @@ uint64_t mmp_runner_poison_bits(mmp_format f, int run);
 int mmp_runner_bits_equal(uint64_t x, uint64_t y, mmp_format f);   /* NaN == NaN of any payload */
 /* Lines (rows of a row-major buffer, columns of a column-major one) per chunk: ~64K elements. */
 int64_t mmp_runner_line_chunk(int64_t inner);
+/* D before a launch: canary bytes, then `bits` in every element, then the snapshot (what
+ * mmp_buffer_fill_canary + _fill_logical_bits + _snapshot do), on every core. */
+void mmp_runner_poison(mmp_buffer *d, uint64_t bits);
+void mmp_runner_restore(mmp_buffer *b);   /* mmp_buffer_restore on every core */
 typedef struct {
     const mmp_dist_ctx *x;
     mmp_buffer *b;

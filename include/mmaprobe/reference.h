@@ -85,6 +85,8 @@ typedef struct mmp_ref_result {
     int64_t n_gemms;          /* DGEMM calls made */
     mmp_ref_path path;        /* the path that ran */
     mmp_ref_timing time;
+    int64_t device_peak_bytes; /* device path: most device memory in use at once (cudaMemGetInfo
+                                  samples after each allocation, cuBLAS's workspace included) */
 } mmp_ref_result;
 
 void mmp_ref_options_init(mmp_ref_options *o);

@@ -8,6 +8,7 @@
 #      at N = 512, 1024, 2048, 4096, 8192 (median of 20 after 3 warm-up, L2-rotated operands),
 #      speedup vs the same-precision WMMA baseline, % of cuBLAS -> kernels.md (~3-4 minutes).
 # budget-seconds: 150
+# MMP_BENCH_FILTER / MMP_BENCH_SIZES: bench_kernels' --filter / --sizes (a partial re-run).
 set -u
 out=${OUT:-out}/kernels
 mkdir -p "$out"
@@ -23,7 +24,8 @@ fi
 
 # Validation of these kernels is in 10-validate.sh (one smoke and one edge run over every kernel).
 MMP_SASS_SUMMARY=${MMP_SASS_SUMMARY:-${OUT:-out}/10-validate/sass-summary.txt} \
-    bash bench/bench_kernels.sh "$B" "$out" --budget $(( ${MMP_SCRIPT_BUDGET:-150} - 40 ))
+    bash bench/bench_kernels.sh "$B" "$out" --budget $(( ${MMP_SCRIPT_BUDGET:-150} - 40 )) \
+    ${MMP_BENCH_FILTER:+--filter "$MMP_BENCH_FILTER"} ${MMP_BENCH_SIZES:+--sizes "$MMP_BENCH_SIZES"}
 note "bench_kernels.sh: exit $?"
 [ -f "$out/kernels.md" ] && cat "$out/kernels.md"
 exit 0

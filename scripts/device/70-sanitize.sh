@@ -26,11 +26,14 @@ CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 "$CS" --version > "$dir/version.txt" 2>&1
 
 # four tools share most of the budget; the raw mutant runs below get the rest
-n=4
-for tool in memcheck racecheck synccheck initcheck; do
+# MMP_SANITIZE_TOOLS="racecheck" and MMP_SANITIZE_FILTER='glob,glob': a partial re-run
+tools=(${MMP_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck})
+n=${#tools[@]}
+for tool in "${tools[@]}"; do
     lim=$(( ($(left) - 60) / n )); n=$((n - 1))
     [ "$lim" -gt 20 ] || { note "validate --sanitize $tool: skipped, budget spent"; continue; }
-    timeout "$lim" "$M" validate --suite smoke --sanitize "$tool" -o "$dir/run-$tool.json" \
+    timeout "$lim" "$M" validate --suite smoke --sanitize "$tool" ${MMP_SANITIZE_FILTER:+--filter "$MMP_SANITIZE_FILTER"} \
+        -o "$dir/run-$tool.json" \
         > "$dir/validate-$tool.txt" 2>&1
     rc=$?
     note "validate --sanitize $tool: exit $rc (limit ${lim} s; 124 = timed out, the partial JSON is kept)"
@@ -38,14 +41,14 @@ for tool in memcheck racecheck synccheck initcheck; do
 done
 
 # Raw output of the tool on mutants it must catch (first matching mutant of each kind).
-mut() { "$M" list --mutants --filter "$1" 2>/dev/null | awk '/^  mut_/ && /\// {print $1; exit}'; }
-for pair in "memcheck:*write_past*" "racecheck:*barrier*" "racecheck:*race*" "synccheck:*barrier*"; do
+mut() { "$M" list --mutants --suite kernels/cuda_mutants.suite --filter "$1" 2>/dev/null | awk '/^  cuda_mut_/ && /\// {print $1; exit}'; }
+for pair in "memcheck:past_tile" "memcheck:illegal_address" "racecheck:no_sync" "synccheck:no_sync"; do
     tool=${pair%%:*}; pat=${pair#*:}
-    id=$(mut "mut_cuda$pat")
-    [ -n "$id" ] || { note "no CUDA mutant matching mut_cuda$pat"; continue; }
+    id=$(mut "cuda_mut_$pat/*")
+    [ -n "$id" ] || { note "no CUDA mutant matching cuda_mut_$pat"; continue; }
     name=$(echo "$id" | cut -d/ -f1)
     lim=$(( $(left) / 4 )); [ "$lim" -gt 10 ] || { note "raw $tool: skipped, budget spent"; continue; }
-    timeout "$lim" "$CS" --tool "$tool" --error-exitcode 99 "$M" validate --mutants --no-isolate \
+    timeout "$lim" "$CS" --tool "$tool" --error-exitcode 99 "$M" validate --mutants --suite kernels/cuda_mutants.suite --no-isolate \
         --filter "$id" -o "$dir/raw-$name.json" > "$dir/raw-$tool-$name.txt" 2>&1
     note "raw $tool on $id: exit $? -> raw-$tool-$name.txt"
 done
