@@ -45,6 +45,8 @@ run() {   # name, timeout, args...
     grep -E '^(certified|cublas dgemm|naive|sampled|compared|# disagreements)|FAILED' "$out/$name.txt" || true
 }
 run gpu-fp32-8192 90 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
+# MMP_REFERENCE_QUICK=1: only the 8192^3 figures (a partial re-run)
+if [ -z "${MMP_REFERENCE_QUICK:-}" ]; then
 run cmp-fp32-2048 40 --gpu --compare-cpu --col --alpha -0.75 --beta 0.5 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
 run cmp-bf16-2048 40 --gpu --compare-cpu --a bf16 --b bf16 --d bf16 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
 run cmp-fp8-1024 40 --gpu --compare-cpu --a e4m3 --b e5m2 --d fp16 --sizes 1024 --mpfr-rows 16 --mpfr-full-max 0
@@ -58,6 +60,7 @@ if [ -x build-h200/suites/check_gpu_reference ] && [ "$left" -gt 20 ]; then
 fi
 run gpu-bf16-8192 60 --gpu --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
 run cpu-fp32-2048 40 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
+fi
 left=$((budget - ($(date +%s) - t_start) - 5))
 if [ "$left" -gt 30 ]; then
     timeout "$left" bash bench/bench_e2e.sh build-h200/mmaprobe cublas_bf16_f32 8192 "$out" 2>&1 | tail -14
