@@ -5,11 +5,13 @@
 #   1. check_kern16_maps (host emulation of the kernels' addressing) on this machine.
 #   2. bench_mma_peak: peak TFLOP/s of mma.sync m16n8k16 bf16 and wgmma m64n256k16 bf16 on this
 #      GPU and their ratio (the ceiling of the mma.sync kernels) -> mma_peak.txt (~15 s).
+#   2b. mmaprobe validate --suite kernels/wgmma_tma.suite: the TMA wgmma kernels with K long
+#      enough to wrap their stage ring, several CTAs and groups, padded ld -> wgmma_tma.{json,txt}.
 #   (validation: mmaprobe validate --suite smoke,edge over the families is in 10-validate.sh)
 #   3. bench/bench_kernels.sh: SASS tensor-op summary + timing of every registered device kernel
 #      at N = 512, 1024, 2048, 4096, 8192 (median of 20 after 3 warm-up, L2-rotated operands),
 #      speedup vs the same-precision WMMA baseline, % of cuBLAS -> kernels.md (~3-4 minutes).
-# budget-seconds: 170
+# budget-seconds: 200
 set -u
 out=${OUT:-out}/kernels
 mkdir -p "$out"
@@ -33,9 +35,16 @@ else
     note "$B/bench_mma_peak missing"
 fi
 
+if [ -x "$B/mmaprobe" ]; then
+    timeout 45 "$B/mmaprobe" validate --suite kernels/wgmma_tma.suite --seed 42 -o "$out/wgmma_tma.json" \
+        > "$out/wgmma_tma.txt" 2>&1
+    rc=$?
+    note "validate wgmma_tma.suite: exit $rc ($(grep -E '^[0-9]+ pass' "$out/wgmma_tma.txt" | tail -1))"
+fi
+
 # Validation of these kernels is in 10-validate.sh (one smoke and one edge run over every kernel).
 MMP_SASS_SUMMARY=${MMP_SASS_SUMMARY:-${OUT:-out}/10-validate/sass-summary.txt} \
-    bash bench/bench_kernels.sh "$B" "$out" --budget $(( ${MMP_SCRIPT_BUDGET:-170} - 60 ))
+    bash bench/bench_kernels.sh "$B" "$out" --budget $(( ${MMP_SCRIPT_BUDGET:-200} - 90 ))
 note "bench_kernels.sh: exit $?"
 
 [ -f "$out/kernels.md" ] && cat "$out/kernels.md"
