@@ -390,7 +390,8 @@ static int run_tma_256(const mmp_kernel_args *a)
         return MMP_KERNEL_UNSUPPORTED;
     int64_t tiles = (a->m / T256_BM) * (a->n / T256_BN);
     if (tiles == 0) return MMP_KERNEL_OK; /* empty D */
-    if (tiles > INT32_MAX || a->k / 64 > INT32_MAX) return MMP_KERNEL_UNSUPPORTED;
+    /* block index, tile origins and TMA coordinates are 32-bit */
+    if (tiles > INT32_MAX || a->m > INT32_MAX || a->n > INT32_MAX || a->k > INT32_MAX) return MMP_KERNEL_UNSUPPORTED;
     CUtensorMap ma, mb;
     if (make_map(&ma, a->a, a->m, a->k, a->lda, T256_BM) || make_map(&mb, a->b, a->n, a->k, a->ldb, T256_BN))
         return MMP_KERNEL_ERROR;
