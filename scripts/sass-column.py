@@ -23,7 +23,8 @@ text = (root / "kernels/int_ptx_addr.h").read_text()
 for m in re.finditer(r"X\((\w+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+)", text):
     funcs[m.group(1)] = "mmp_intk_kernel<%s>" % ", ".join(m.group(i) for i in range(2, 9))
 funcs.update({"wgmma_bf16_simple": "wgmma_simple_kernel<2, 0>", "wgmma_e4m3": "wgmma_simple_kernel<1, 0>",
-              "wgmma_e4m3_promote128": "wgmma_simple_kernel<1, 1>", "wgmma_bf16_tma": "wgmma_tma_kernel"})
+              "wgmma_e4m3_promote128": "wgmma_simple_kernel<1, 1>", "wgmma_bf16_tma": "wgmma_tma_kernel",
+              "wgmma_bf16_tma_256": "wgmma_bf16_tma_256_kernel"})
 
 def find(kernel):
     want = funcs.get(kernel)

@@ -19,6 +19,11 @@
  *   over the whole K (the narrow Hopper FP8 accumulation: declared acc_bits 13).
  * version 4 is wgmma_e4m3_promote128: the same, but every 128 of K the tensor-core partial
  *   sum is added into fp32 registers on the CUDA cores (promotion) and restarted.
+ * version 5 is wgmma_bf16_tma_256: 128x256x64 tile, m64n256k16 (128 accumulators a thread),
+ *   4 TMA stages (48 KiB each), producer warpgroup lowered to 40 registers by setmaxnreg and
+ *   two consumer warpgroups raised to 232, one wgmma group kept in flight (a stage is released
+ *   when the next tile's group is issued), grouped tile order for L2 reuse (needs M multiple
+ *   of 128, N of 256, K of 64, lda, ldb multiples of 8). Helpers: wgmma_common.cuh.
  */
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -29,49 +34,14 @@
 
 #include "mmaprobe/kernel.h"
 #include "mmaprobe/registry.h"
+#include "kernels/sm90a/wgmma_common.cuh"
 
 // ----------------------------------------------------------------------------
 // shared helpers: swizzle, descriptors, wgmma wrappers (device code is sm_90a only)
 
 #define WG_TILE_N 128
-#define WG_ROW_BYTES 128
 
-/* Byte offset of (row, byte-in-row) inside a 128B-swizzled tile of 128-byte rows. */
-__host__ __device__ static inline uint32_t swz128(uint32_t row, uint32_t byte)
-{
-    return row * WG_ROW_BYTES + ((((byte >> 4) ^ (row & 7)) << 4) | (byte & 15));
-}
-
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define MMP_WGMMA_DEVICE 1
-
-__device__ static inline uint64_t smem_desc(const void *p)
-{
-    uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
-    uint64_t d = 0;
-    d |= (uint64_t)((a & 0x3FFFF) >> 4);   /* start address */
-    d |= (uint64_t)1 << 16;                /* leading byte offset: unused for swizzled K-major */
-    d |= (uint64_t)(1024 >> 4) << 32;      /* stride byte offset: 8 rows x 128 B */
-    d |= (uint64_t)1 << 62;                /* 128-byte swizzle */
-    return d;
-}
-
-__device__ static inline void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ static inline void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ static inline void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-/* The accumulator registers are written by wgmma asynchronously: after wait_group the compiler
- * must not move reads of them before the wait (nor writes after the next issue), so every
- * register is passed through an empty asm that it cannot reorder (CUTLASS's operand fence). */
-__device__ static inline void fence_operands(float *d)
-{
-#pragma unroll
-    for (int j = 0; j < 64; j++) asm volatile("" : "+f"(d[j])::"memory");
-}
-
-__device__ static inline void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-#define R8(i) "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), \
-              "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#ifdef MMP_WGMMA_DEVICE
 #define DREGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "  \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "  \
@@ -155,7 +125,7 @@ __global__ void __launch_bounds__(128) wgmma_simple_kernel(const uint8_t *A, con
         }
         fence_async_smem();
         __syncthreads();
-        fence_operands(d);
+        fence_operands<64>(d);
         wg_fence();
         for (int s = 0; s < 4; s++) { /* 4 instructions of 32 bytes of K each */
             uint64_t da = smem_desc(sa + s * 32), db = smem_desc(sb + s * 32);
@@ -165,7 +135,7 @@ __global__ void __launch_bounds__(128) wgmma_simple_kernel(const uint8_t *A, con
         }
         wg_commit();
         wg_wait0();
-        fence_operands(d);
+        fence_operands<64>(d);
         first = 0;
         if (PROMOTE) { /* promotion: fold the tensor-core partial sum into fp32 registers */
             for (int j = 0; j < 64; j++) master[j] += d[j];
@@ -185,33 +155,6 @@ __global__ void __launch_bounds__(128) wgmma_simple_kernel(const uint8_t *A, con
 #define TMA_BM 128
 #define TMA_TILE_BYTES (TMA_BM * WG_ROW_BYTES) /* A: 128 rows, B: 128 rows, 16 KiB each */
 
-#ifdef MMP_WGMMA_DEVICE
-__device__ static inline void mbar_init(uint64_t *bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"((uint32_t)__cvta_generic_to_shared(bar)), "r"(count));
-}
-__device__ static inline void mbar_expect_tx(uint64_t *bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
-                     (uint32_t)__cvta_generic_to_shared(bar)), "r"(bytes) : "memory");
-}
-__device__ static inline void mbar_arrive(uint64_t *bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"((uint32_t)__cvta_generic_to_shared(bar)) : "memory");
-}
-__device__ static inline void mbar_wait(uint64_t *bar, unsigned parity)
-{
-    asm volatile("{\n.reg .pred done;\nWAIT_%=:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra WAIT_%=;\n}\n" ::"r"((uint32_t)__cvta_generic_to_shared(bar)), "r"(parity) : "memory");
-}
-__device__ static inline void tma_load_2d(void *dst, const CUtensorMap *map, int x, int y, uint64_t *bar)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"((uint32_t)__cvta_generic_to_shared(dst)),
-                 "l"((uint64_t)map), "r"(x), "r"(y), "r"((uint32_t)__cvta_generic_to_shared(bar)) : "memory");
-}
-#endif
 
 __global__ void __launch_bounds__(384, 1) wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_a,
                                                            const __grid_constant__ CUtensorMap map_b,
@@ -249,16 +192,131 @@ __global__ void __launch_bounds__(384, 1) wgmma_tma_kernel(const __grid_constant
         int s = kt % TMA_STAGES;
         mbar_wait(&full[s], (kt / TMA_STAGES) & 1);
         uint8_t *ta = sa + s * TMA_TILE_BYTES + c * 64 * WG_ROW_BYTES, *tb = sb + s * TMA_TILE_BYTES;
-        fence_operands(d);
+        fence_operands<64>(d);
         wg_fence();
         for (int q = 0; q < 4; q++)
             wgmma_bf16_m64n128k16(d, smem_desc(ta + q * 32), smem_desc(tb + q * 32), (kt == 0 && q == 0) ? 0 : 1);
         wg_commit();
         wg_wait0();
-        fence_operands(d);
+        fence_operands<64>(d);
         if (t == 0) mbar_arrive(&empty[s]);
     }
     store_tile(D, ldd, m, n, row0 + c * 64, col0, d, t);
+#endif
+}
+
+// ----------------------------------------------------------------------------
+// version 5: 128x256 tile, m64n256k16, register hand-over, one wgmma group in flight
+
+#define T256_BM 128
+#define T256_BN 256
+#define T256_STAGES 4
+#define T256_A_BYTES (T256_BM * WG_ROW_BYTES) /* 16 KiB: 128 rows of 64 bf16 of K */
+#define T256_B_BYTES (T256_BN * WG_ROW_BYTES) /* 32 KiB: 256 rows (columns of N) of 64 of K */
+#define T256_SMEM (T256_STAGES * (T256_A_BYTES + T256_B_BYTES) + 1024) /* + alignment slack */
+#define T256_GROUP_M 16 /* tile rows per group of the L2-friendly order */
+#define T256_PRODUCER_REGS 40
+#define T256_CONSUMER_REGS 232 /* 40 * 128 + 232 * 256 = 64512 <= 65536 registers per SM */
+
+/* Grouped tile order: block b -> (tile_m, tile_n). Consecutive blocks walk down T256_GROUP_M
+ * tile rows of one tile column, then the next column, so the CTAs resident at once share
+ * their A rows and B columns in L2 (a wave of 132 CTAs spans about 16 x 8 tiles). */
+__host__ __device__ static inline void t256_tile_of(int b, int tiles_m, int tiles_n, int *tile_m, int *tile_n)
+{
+    int per_group = T256_GROUP_M * tiles_n, g = b / per_group, first_m = g * T256_GROUP_M;
+    int gm = tiles_m - first_m < T256_GROUP_M ? tiles_m - first_m : T256_GROUP_M;
+    int in = b - g * per_group;
+    *tile_m = first_m + in % gm;
+    *tile_n = in / gm;
+}
+
+/* Epilogue of an m64n256 accumulator: register j of thread t is row warp*16 + lane/4 +
+ * 8*((j>>1)&1), column (j>>2)*8 + (lane%4)*2 + (j&1); registers j, j+1 are adjacent columns,
+ * stored as one float2 when vec (D 8-byte aligned and ldd even). */
+#ifdef MMP_WGMMA_DEVICE
+__device__ static inline void t256_store(float *D, int64_t ldd, int64_t row0, int64_t col0, const float *d,
+                                         int t, int vec)
+{
+    const int warp = t >> 5, lane = t & 31;
+    float *p = D + (row0 + warp * 16 + (lane >> 2)) * ldd + col0 + (lane & 3) * 2;
+    if (vec) {
+#pragma unroll
+        for (int j = 0; j < 128; j += 4) {
+            *(float2 *)(p + (j >> 2) * 8) = make_float2(d[j], d[j + 1]);
+            *(float2 *)(p + 8 * ldd + (j >> 2) * 8) = make_float2(d[j + 2], d[j + 3]);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < 128; j += 4) {
+            p[(j >> 2) * 8] = d[j];
+            p[(j >> 2) * 8 + 1] = d[j + 1];
+            p[8 * ldd + (j >> 2) * 8] = d[j + 2];
+            p[8 * ldd + (j >> 2) * 8 + 1] = d[j + 3];
+        }
+    }
+}
+#endif
+
+/* Warpgroup 0: producer (after setmaxnreg.dec, thread 0 issues the TMA loads of stage s when
+ * the consumers have released it through empty[s]); warpgroups 1, 2: consumers, rows
+ * (wg-1)*64 .. +63 of the tile, all 256 columns. A consumer issues the 4 wgmma of tile kt,
+ * commits, waits until only that group is pending (wait_group 1: tile kt-1 is read) and
+ * releases tile kt-1's stage; the accumulator chain across groups is ordered by the hardware. */
+__global__ void __launch_bounds__(384, 1) wgmma_bf16_tma_256_kernel(const __grid_constant__ CUtensorMap map_a,
+                                                                    const __grid_constant__ CUtensorMap map_b,
+                                                                    float *D, int64_t m, int64_t n, int64_t k,
+                                                                    int64_t ldd, int vec)
+{
+#ifdef MMP_WGMMA_DEVICE
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *smem = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+    uint8_t *sa = smem, *sb = smem + T256_STAGES * T256_A_BYTES;
+    __shared__ __align__(8) uint64_t full[T256_STAGES], empty[T256_STAGES];
+    const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+    const int ktiles = (int)(k / 64);
+    int tile_m, tile_n;
+    t256_tile_of((int)blockIdx.x, (int)(m / T256_BM), (int)(n / T256_BN), &tile_m, &tile_n);
+    const int row0 = tile_m * T256_BM, col0 = tile_n * T256_BN;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < T256_STAGES; s++) { mbar_init(&full[s], 1); mbar_init(&empty[s], 2); }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (wg == 0) { /* producer */
+        setmaxnreg_dec<T256_PRODUCER_REGS>();
+        if (t == 0) {
+            for (int kt = 0; kt < ktiles; kt++) {
+                int s = kt % T256_STAGES;
+                if (kt >= T256_STAGES) mbar_wait(&empty[s], ((kt / T256_STAGES) - 1) & 1);
+                mbar_expect_tx(&full[s], T256_A_BYTES + T256_B_BYTES);
+                tma_load_2d(sa + s * T256_A_BYTES, &map_a, kt * 64, row0, &full[s]);
+                tma_load_2d(sb + s * T256_B_BYTES, &map_b, kt * 64, col0, &full[s]);
+            }
+        }
+    } else { /* consumers */
+        setmaxnreg_inc<T256_CONSUMER_REGS>();
+        const int c = wg - 1;
+        float d[128];
+#pragma unroll
+        for (int j = 0; j < 128; j++) d[j] = 0.f;
+        for (int kt = 0; kt < ktiles; kt++) {
+            const int s = kt % T256_STAGES;
+            mbar_wait(&full[s], (kt / T256_STAGES) & 1);
+            const uint8_t *ta = sa + s * T256_A_BYTES + c * 64 * WG_ROW_BYTES, *tb = sb + s * T256_B_BYTES;
+            fence_operands<128>(d);
+            wg_fence();
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                wgmma_bf16_m64n256k16(d, smem_desc(ta + q * 32), smem_desc(tb + q * 32), (kt == 0 && q == 0) ? 0 : 1);
+            wg_commit();
+            wg_wait<1>();
+            fence_operands<128>(d);
+            if (kt > 0 && t == 0) mbar_arrive(&empty[(kt - 1) % T256_STAGES]);
+        }
+        wg_wait<0>();
+        fence_operands<128>(d);
+        t256_store(D, ldd, row0 + c * 64, col0, d, t, vec);
+    }
 #endif
 }
 
@@ -293,14 +351,14 @@ static PFN_cuTensorMapEncodeTiled_v12000 encode_tiled(void)
     return fn;
 }
 
-/* A 2-D K-major bf16 operand: rows x k elements, row stride ld, box 64 (K) x 128 rows. */
-static int make_map(CUtensorMap *map, const void *base, int64_t rows, int64_t k, int64_t ld)
+/* A 2-D K-major bf16 operand: rows x k elements, row stride ld, box 64 (K) x box_rows rows. */
+static int make_map(CUtensorMap *map, const void *base, int64_t rows, int64_t k, int64_t ld, uint32_t box_rows)
 {
     PFN_cuTensorMapEncodeTiled_v12000 enc = encode_tiled();
     if (!enc) return MMP_KERNEL_ERROR;
     cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows};
     cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
-    cuuint32_t box[2] = {64, TMA_BM}, estr[2] = {1, 1};
+    cuuint32_t box[2] = {64, box_rows}, estr[2] = {1, 1};
     CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)base, dims, strides, box, estr,
                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -314,12 +372,35 @@ static int run_tma(const mmp_kernel_args *a)
     if ((a->lda % 8) || (a->ldb % 8) || ((uintptr_t)a->a % 16) || ((uintptr_t)a->b % 16))
         return MMP_KERNEL_UNSUPPORTED;
     CUtensorMap ma, mb;
-    if (make_map(&ma, a->a, a->m, a->k, a->lda) || make_map(&mb, a->b, a->n, a->k, a->ldb)) return MMP_KERNEL_ERROR;
+    if (make_map(&ma, a->a, a->m, a->k, a->lda, TMA_BM) || make_map(&mb, a->b, a->n, a->k, a->ldb, WG_TILE_N))
+        return MMP_KERNEL_ERROR;
     size_t smem = 2 * TMA_STAGES * TMA_TILE_BYTES + 1024;
     if (cudaFuncSetAttribute(wgmma_tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess)
         return MMP_KERNEL_ERROR;
     dim3 grid((unsigned)(a->n / WG_TILE_N), (unsigned)(a->m / TMA_BM));
     wgmma_tma_kernel<<<grid, 384, smem, (cudaStream_t)a->stream>>>(ma, mb, (float *)a->d, a->m, a->n, a->k, a->ldd);
+    return cudaPeekAtLastError() == cudaSuccess ? MMP_KERNEL_OK : MMP_KERNEL_ERROR;
+}
+
+static int run_tma_256(const mmp_kernel_args *a)
+{
+    if (!check_layouts(a)) return MMP_KERNEL_UNSUPPORTED;
+    if ((a->m % T256_BM) || (a->n % T256_BN) || (a->k % 64)) return MMP_KERNEL_UNSUPPORTED;
+    if ((a->lda % 8) || (a->ldb % 8) || ((uintptr_t)a->a % 16) || ((uintptr_t)a->b % 16))
+        return MMP_KERNEL_UNSUPPORTED;
+    int64_t tiles = (a->m / T256_BM) * (a->n / T256_BN);
+    if (tiles == 0) return MMP_KERNEL_OK; /* empty D */
+    /* block index, tile origins and TMA coordinates are 32-bit */
+    if (tiles > INT32_MAX || a->m > INT32_MAX || a->n > INT32_MAX || a->k > INT32_MAX) return MMP_KERNEL_UNSUPPORTED;
+    CUtensorMap ma, mb;
+    if (make_map(&ma, a->a, a->m, a->k, a->lda, T256_BM) || make_map(&mb, a->b, a->n, a->k, a->ldb, T256_BN))
+        return MMP_KERNEL_ERROR;
+    if (cudaFuncSetAttribute(wgmma_bf16_tma_256_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T256_SMEM) !=
+        cudaSuccess)
+        return MMP_KERNEL_ERROR;
+    int vec = (a->ldd % 2) == 0 && ((uintptr_t)a->d % 8) == 0;
+    wgmma_bf16_tma_256_kernel<<<(unsigned)tiles, 384, T256_SMEM, (cudaStream_t)a->stream>>>(
+        ma, mb, (float *)a->d, a->m, a->n, a->k, a->ldd, vec);
     return cudaPeekAtLastError() == cudaSuccess ? MMP_KERNEL_OK : MMP_KERNEL_ERROR;
 }
 
@@ -336,6 +417,8 @@ static const mmp_kernel_desc wgmma_kernels[] = {
            "wgmma m64n128k16 bf16, one warpgroup, bounds-checked element loads into 128B-swizzled smem"),
     WG_ROW("wgmma_bf16_tma", MMP_FORMAT_BF16, MMP_FORMAT_FP32, 0, 128, 128, 64, run_tma,
            "wgmma bf16 128x128x64, TMA 128B swizzle, 4-stage mbarrier pipeline, producer + 2 consumer warpgroups"),
+    WG_ROW("wgmma_bf16_tma_256", MMP_FORMAT_BF16, MMP_FORMAT_FP32, 0, T256_BM, T256_BN, 64, run_tma_256,
+           "wgmma m64n256k16 bf16 128x256x64, TMA 4 stages, setmaxnreg producer + 2 consumers, 1 group in flight"),
     WG_ROW("wgmma_e4m3", MMP_FORMAT_E4M3, MMP_FORMAT_FP32, 13, 1, 1, 1, (run_simple<1, 0>),
            "wgmma m64n128k32 e4m3 accumulating in the tensor core over all K (narrow: ~13 bits kept)"),
     /* Promotion does not widen the accumulator inside a chunk: the 4 chained instructions of

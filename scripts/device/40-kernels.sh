@@ -3,11 +3,15 @@
 # the timing tables of every kernel. Run from the repo root (scripts/device/run-all.sh) with the
 # build in build-h200/; writes under $OUT/kernels/. Fails soft: prints what failed, continues.
 #   1. check_kern16_maps (host emulation of the kernels' addressing) on this machine.
-#   2. mmaprobe validate --suite smoke,edge over the three families (PASS or explained SKIP).
+#   2. bench_mma_peak: peak TFLOP/s of mma.sync m16n8k16 bf16 and wgmma m64n256k16 bf16 on this
+#      GPU and their ratio (the ceiling of the mma.sync kernels) -> mma_peak.txt (~15 s).
+#   2b. mmaprobe validate --suite kernels/wgmma_tma.suite: the TMA wgmma kernels with K long
+#      enough to wrap their stage ring, several CTAs and groups, padded ld -> wgmma_tma.{json,txt}.
+#   (validation: mmaprobe validate --suite smoke,edge over the families is in 10-validate.sh)
 #   3. bench/bench_kernels.sh: SASS tensor-op summary + timing of every registered device kernel
 #      at N = 512, 1024, 2048, 4096, 8192 (median of 20 after 3 warm-up, L2-rotated operands),
 #      speedup vs the same-precision WMMA baseline, % of cuBLAS -> kernels.md (~3-4 minutes).
-# budget-seconds: 150
+# budget-seconds: 200
 # MMP_BENCH_FILTER / MMP_BENCH_SIZES: bench_kernels' --filter / --sizes (a partial re-run).
 set -u
 out=${OUT:-out}/kernels
@@ -22,10 +26,29 @@ else
     note "$B/suites/check_kern16_maps missing"
 fi
 
+# bench_mma_peak first: short (about 15 s, killed at 40 s), so that bench_kernels' budget stays
+# the rest of this script's
+if [ -x "$B/bench_mma_peak" ]; then
+    timeout 40 "$B/bench_mma_peak" --seconds 12 > "$out/mma_peak.txt" 2>&1
+    rc=$?
+    note "bench_mma_peak: exit $rc ($(grep -E '^ratio' "$out/mma_peak.txt" || echo 'no ratio line'))"
+else
+    note "$B/bench_mma_peak missing"
+fi
+
+if [ -x "$B/mmaprobe" ]; then
+    timeout 45 "$B/mmaprobe" validate --suite kernels/wgmma_tma.suite --seed 42 -o "$out/wgmma_tma.json" \
+        > "$out/wgmma_tma.txt" 2>&1
+    rc=$?
+    note "validate wgmma_tma.suite: exit $rc ($(grep -E '^[0-9]+ pass' "$out/wgmma_tma.txt" | tail -1))"
+fi
+
 # Validation of these kernels is in 10-validate.sh (one smoke and one edge run over every kernel).
 MMP_SASS_SUMMARY=${MMP_SASS_SUMMARY:-${OUT:-out}/10-validate/sass-summary.txt} \
-    bash bench/bench_kernels.sh "$B" "$out" --budget $(( ${MMP_SCRIPT_BUDGET:-150} - 40 )) \
+    bash bench/bench_kernels.sh "$B" "$out" --budget $(( ${MMP_SCRIPT_BUDGET:-200} - 90 )) \
     ${MMP_BENCH_FILTER:+--filter "$MMP_BENCH_FILTER"} ${MMP_BENCH_SIZES:+--sizes "$MMP_BENCH_SIZES"}
 note "bench_kernels.sh: exit $?"
+
 [ -f "$out/kernels.md" ] && cat "$out/kernels.md"
+[ -f "$out/mma_peak.txt" ] && cat "$out/mma_peak.txt"
 exit 0
