@@ -38,6 +38,10 @@ double mmp_memory_calib_measured(const mmp_memory_counters *k, const mmp_memory_
     double wf = (isnan(wld) ? 0 : wld) + (isnan(wsm) ? 0 : wsm);
     double inst = c->kind == MMP_ACCESS_LDSM ? mmp_memory_counter(k, MMP_MEMORY_M_INST_LDSM)
                                              : mmp_memory_counter(k, MMP_MEMORY_M_INST_LD);
+    /* Without an instruction counter (a profiler that refuses the smsp__sass_* metrics), the
+     * launch's own count: its loop issues exactly MMP_MEMORY_CALIB_LOADS loads. The trust
+     * check below still compares every row with the model. */
+    if (isnan(inst)) inst = MMP_MEMORY_CALIB_LOADS;
     return inst > 0 ? wf / inst : NAN;
 }
 

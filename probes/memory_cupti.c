@@ -7,7 +7,8 @@
  * context, profiles the same launches ncu profiles (memory_launch.c), and sends back one
  * mmp_memory_counters per kernel launch through a pipe. libcupti is dlopen'ed
  * (memory_cupti_load.c); every failing call becomes a one-line reason naming the call and its
- * CUptiResult.
+ * CUptiResult. MMP_CUPTI_DEBUG=1 prints the accepted metrics, the ranges and their values
+ * on stderr (the child's).
  *
  * Call sequence in the child (CUDA 13 headers; range profiler API of CUDA 12.6+):
  *   cudaFree(0); cuCtxGetCurrent (through cudaGetDriverEntryPointByVersion)
@@ -116,8 +117,9 @@ static mmp_status build_config(session *s, const char *chip)
         if (CUPTI(s, MMP_CUPTI_HOST_CONFIG_ADD_METRICS, CUpti_Profiler_Host_ConfigAddMetrics_Params, &am) == MMP_STATUS_OK) {
             s->names[s->nnames] = name;
             s->index[s->nnames++] = m;
-        } else if (!first_refusal[0]) {
-            snprintf(first_refusal, sizeof first_refusal, "%s (%s)", name, mmp_error_last());
+        } else {
+            if (!first_refusal[0]) snprintf(first_refusal, sizeof first_refusal, "%s (%s)", name, mmp_error_last());
+            if (getenv("MMP_CUPTI_DEBUG")) fprintf(stderr, "cupti: metric refused: %s: %s\n", name, mmp_error_last());
         }
     }
     if (!s->nnames) return MMP_ERR(MMP_STATUS_NO_DEVICE, "chip %s accepts none of the metrics: %s", chip, first_refusal);
@@ -136,6 +138,9 @@ static mmp_status build_config(session *s, const char *chip)
     np.configImageSize = s->config_size;
     np.pConfigImage = s->config;
     MMP_TRY(CUPTI(s, MMP_CUPTI_HOST_GET_NUM_OF_PASSES, CUpti_Profiler_Host_GetNumOfPasses_Params, &np));
+    if (getenv("MMP_CUPTI_DEBUG"))
+        fprintf(stderr, "cupti: chip %s, %zu of %d metrics accepted, %zu passes\n", chip, s->nnames,
+                MMP_MEMORY_N_METRICS, (size_t)np.numOfPasses);
     return MMP_STATUS_OK;
 }
 
@@ -219,6 +224,7 @@ static mmp_status range_values(session *s, mmp_memory_counters *k, size_t r, con
     for (size_t i = 0; i < s->nnames; i++) {
         k->v[s->index[i]] = values[i];
         k->have[s->index[i]] = 1;
+        if (getenv("MMP_CUPTI_DEBUG")) fprintf(stderr, "cupti: range %zu '%s' %s = %g\n", r, name, s->names[i], values[i]);
     }
     return MMP_STATUS_OK;
 }
@@ -234,6 +240,7 @@ static mmp_status evaluate(session *s, mmp_memory_counters *out, int *n, int max
     inf.pCounterDataImage = s->data;
     inf.counterDataImageSize = s->data_size;
     MMP_TRY(CUPTI(s, MMP_CUPTI_RP_GET_COUNTER_DATA_INFO, CUpti_RangeProfiler_GetCounterDataInfo_Params, &inf));
+    if (getenv("MMP_CUPTI_DEBUG")) fprintf(stderr, "cupti: %zu ranges decoded\n", inf.numTotalRanges);
     *n = 0;
     char seen[160] = "";
     size_t ncalib_rows;

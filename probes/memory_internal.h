@@ -42,6 +42,8 @@ enum {
     MMP_MEMORY_N_METRICS
 };
 extern const char *const mmp_memory_metrics[MMP_MEMORY_N_METRICS];
+/* Shared loads one calibration launch issues (one warp, a dependent chain of this many). */
+#define MMP_MEMORY_CALIB_LOADS 256
 
 typedef struct mmp_memory_counters {
     char kernel[128];                 /* the profiler's kernel (or range) name */

@@ -19,7 +19,7 @@ mmp_status mmp_memory_launch_calibs(double *cycles, size_t ncycles)
     const mmp_memory_calib *c = mmp_memory_calibs(&nc);
     for (size_t i = 0; i < nc; i++) {
         double cyc;
-        mmp_status st = mmp_memory_calib_launch(&cyc, &c[i], 256);
+        mmp_status st = mmp_memory_calib_launch(&cyc, &c[i], MMP_MEMORY_CALIB_LOADS);
         if (st != MMP_STATUS_OK) return MMP_ERR(st, "calibration %s: %s", c[i].name, mmp_error_last());
         if (cycles && i < ncycles) cycles[i] = cyc;
     }

@@ -13,11 +13,29 @@
 #      speedup vs the same-precision WMMA baseline, % of cuBLAS -> kernels.md (~3-4 minutes).
 # budget-seconds: 200
 # MMP_BENCH_FILTER / MMP_BENCH_SIZES: bench_kernels' --filter / --sizes (a partial re-run).
+# MMP_NCU_PROFILE="kernel kernel": instead of all the above, Nsight Compute's speed-of-light, warp
+#   state and compute sections of one launch of each named kernel at N=4096 (why a kernel is slow)
+#   -> ncu-<kernel>.txt.
 set -u
 out=${OUT:-out}/kernels
 mkdir -p "$out"
 B=build-h200
 note() { echo "40-kernels: $*" | tee -a "$out/summary.txt"; }
+
+if [ -n "${MMP_NCU_PROFILE:-}" ]; then
+    export PATH=$PATH:/usr/local/cuda/bin
+    for k in $MMP_NCU_PROFILE; do
+        # bench_kernels without cuBLAS launches only this kernel: skip the 3 warm-up launches
+        timeout 90 ncu --target-processes all --launch-skip 3 --launch-count 1 --section SpeedOfLight --section WarpStateStats \
+            --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy \
+            --section LaunchStats "$B/bench_kernels" --filter "$k" --sizes 4096 --no-cublas --out /dev/null \
+            > "$out/ncu-$k.txt" 2>&1
+        note "ncu profile of $k at N=4096: exit $? -> ncu-$k.txt"
+        grep -E "Compute \(SM\) Throughput|Memory Throughput|Duration|Stall|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc" \
+            "$out/ncu-$k.txt" | head -20
+    done
+    exit 0
+fi
 
 if [ -x "$B/suites/check_kern16_maps" ]; then
     "$B/suites/check_kern16_maps" > "$out/check_kern16_maps.txt" 2>&1 && note "check_kern16_maps: pass" \

@@ -26,18 +26,22 @@ CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 "$CS" --version > "$dir/version.txt" 2>&1
 
 # four tools share most of the budget; the raw mutant runs below get the rest
-# MMP_SANITIZE_TOOLS="racecheck" and MMP_SANITIZE_FILTER='glob,glob': a partial re-run
+# MMP_SANITIZE_TOOLS="racecheck" and MMP_SANITIZE_FILTER="glob glob" (one validate run per glob):
+# a partial re-run
 tools=(${MMP_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck})
-n=${#tools[@]}
+read -r -a filts <<<"${MMP_SANITIZE_FILTER:-*}"
+n=$(( ${#tools[@]} * ${#filts[@]} ))
 for tool in "${tools[@]}"; do
+  for filt in "${filts[@]}"; do
     lim=$(( ($(left) - 60) / n )); n=$((n - 1))
-    [ "$lim" -gt 20 ] || { note "validate --sanitize $tool: skipped, budget spent"; continue; }
-    timeout "$lim" "$M" validate --suite smoke --sanitize "$tool" ${MMP_SANITIZE_FILTER:+--filter "$MMP_SANITIZE_FILTER"} \
-        -o "$dir/run-$tool.json" \
-        > "$dir/validate-$tool.txt" 2>&1
+    tag=$tool; [ "$filt" = "*" ] || tag=$tool-${filt//[^a-z0-9_]/}
+    [ "$lim" -gt 20 ] || { note "validate --sanitize $tool --filter '$filt': skipped, budget spent"; continue; }
+    timeout "$lim" "$M" validate --suite smoke --sanitize "$tool" --filter "$filt" -o "$dir/run-$tag.json" \
+        > "$dir/validate-$tag.txt" 2>&1
     rc=$?
-    note "validate --sanitize $tool: exit $rc (limit ${lim} s; 124 = timed out, the partial JSON is kept)"
-    grep -E "^sanitizer |sanitizer" "$dir/validate-$tool.txt" | tee -a "$dir/summary.txt" | head -50
+    note "validate --sanitize $tool --filter '$filt': exit $rc (limit ${lim} s; 124 = timed out, the partial JSON is kept)"
+    grep -E "^sanitizer |sanitizer" "$dir/validate-$tag.txt" | tee -a "$dir/summary.txt" | head -50
+  done
 done
 
 # Raw output of the tool on mutants it must catch (first matching mutant of each kind).
