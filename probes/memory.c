@@ -1,4 +1,10 @@
-/* memory.c — bank-conflict and coalescing analysis of warp-level accesses (memory.h). */
+/* memory.c — bank-conflict and coalescing analysis of warp-level accesses (memory.h).
+ *
+ * Global sectors come in two figures: the distinct sectors an access touches (ideal, and the
+ * bytes-used efficiency), and, for cp.async, the sectors as the H200's L1TEX counts them: once per
+ * shared-write wavefront, the wavefronts formed greedily in lane order with at most one 32-byte
+ * shared chunk per slot (chunk mod 4) — our measured finding (memory.h, reports/h200/README.md),
+ * which turns bf16_mma_padded's 512 into the measured 640 and fp16_ptx_mma's into 608. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +83,68 @@ static int cmp_u64(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* The 32-byte shared chunks lane l writes (at most 2 for <= 16 bytes). */
+static int lane_chunks(uint64_t chunk[2], const mmp_warp_access *a, int l)
+{
+    chunk[0] = a->addr[l] / 32;
+    chunk[1] = (a->addr[l] + (uint64_t)a->bytes - 1) / 32;
+    return chunk[1] == chunk[0] ? 1 : 2;
+}
+
+/* Distinct global sectors of the lanes in mask. */
+static int mask_sectors(const mmp_warp_access *a, uint32_t mask)
+{
+    uint64_t sec[64];
+    int ns = 0;
+    for (int l = 0; l < 32; l++) {
+        if (!(mask & (1u << l))) continue;
+        for (uint64_t s = a->gaddr[l] / 32; s <= (a->gaddr[l] + (uint64_t)a->bytes - 1) / 32; s++) {
+            int seen = 0;
+            for (int q = 0; q < ns; q++)
+                if (sec[q] == s) { seen = 1; break; }
+            if (!seen) sec[ns++] = s;
+        }
+    }
+    return ns;
+}
+
+/* The cp.async sector rule of memory.h: per phase, wavefronts formed greedily in lane order, each
+ * holding at most one 32-byte shared chunk per slot (chunk mod 4); each wavefront counts the
+ * distinct global sectors of its own lanes. */
+mmp_status mmp_memory_ldgsts_sectors(int32_t *sectors, int32_t *wavefronts, const mmp_warp_access *a)
+{
+    if (!sectors || !wavefronts || !a) return MMP_ERR(MMP_STATUS_INVALID, "memory: NULL argument");
+    if (a->kind != MMP_ACCESS_CP_ASYNC) return MMP_ERR(MMP_STATUS_INVALID, "memory: not a cp.async access");
+    if (a->bytes != 4 && a->bytes != 8 && a->bytes != 16)
+        return MMP_ERR(MMP_STATUS_INVALID, "memory: %d-byte cp.async (4, 8 or 16)", (int)a->bytes);
+    const int per_phase = a->bytes == 4 ? 32 : (a->bytes == 8 ? 16 : 8);
+    *sectors = 0;
+    *wavefronts = 0;
+    for (int p = 0; p < 32; p += per_phase) {
+        uint32_t left = 0;
+        for (int l = p; l < p + per_phase; l++) left |= a->active & (1u << l);
+        while (left) {
+            uint64_t slot_chunk[4];
+            int slot_used[4] = {0, 0, 0, 0};
+            uint32_t take = 0;
+            for (int l = p; l < p + per_phase; l++) {
+                if (!(left & (1u << l))) continue;
+                uint64_t ch[2];
+                int nc = lane_chunks(ch, a, l), ok = 1;
+                for (int c = 0; c < nc; c++)
+                    if (slot_used[ch[c] % 4] && slot_chunk[ch[c] % 4] != ch[c]) ok = 0;
+                if (!ok) continue;
+                for (int c = 0; c < nc; c++) { slot_used[ch[c] % 4] = 1; slot_chunk[ch[c] % 4] = ch[c]; }
+                take |= 1u << l;
+            }
+            *sectors += mask_sectors(a, take);
+            (*wavefronts)++;
+            left &= ~take;
+        }
+    }
+    return MMP_STATUS_OK;
+}
+
 mmp_status mmp_memory_gmem_cost(mmp_gmem_cost *out, const mmp_warp_access *a)
 {
     if (!out || !a) return MMP_ERR(MMP_STATUS_INVALID, "memory: NULL argument");
@@ -97,6 +165,10 @@ mmp_status mmp_memory_gmem_cost(mmp_gmem_cost *out, const mmp_warp_access *a)
     out->sectors = (int32_t)sectors;
     out->bytes = distinct;
     out->ideal = (int32_t)((distinct + 31) / 32);
+    out->l1tex_sectors = out->sectors;
+    out->ldgsts_wavefronts = 0;
+    if (a->kind == MMP_ACCESS_CP_ASYNC)
+        return mmp_memory_ldgsts_sectors(&out->l1tex_sectors, &out->ldgsts_wavefronts, a);
     return MMP_STATUS_OK;
 }
 
@@ -127,6 +199,7 @@ mmp_status mmp_memory_analyse(mmp_memory_report *out, const mmp_kernel_memmap *m
                 mmp_gmem_cost g;
                 if (mmp_memory_gmem_cost(&g, a) == MMP_STATUS_OK) {
                     out->gmem_sectors += g.sectors;
+                    out->gmem_l1tex_sectors += g.l1tex_sectors;
                     out->gmem_ideal += g.ideal;
                     out->gmem_bytes += g.bytes;
                     double eff = g.sectors ? (double)g.bytes / (32.0 * g.sectors) : 1.0;
@@ -166,6 +239,9 @@ void mmp_memory_print(FILE *out, const mmp_memory_report *r)
     fprintf(out, "  global: %lld sectors (ideal %lld), %.1f%% of fetched bytes used, worst %.1f%% (%s)\n",
             (long long)r->gmem_sectors, (long long)r->gmem_ideal, 100.0 * r->gmem_efficiency,
             100.0 * r->worst_gmem_efficiency, r->worst_gmem_label[0] ? r->worst_gmem_label : "-");
+    if (r->gmem_l1tex_sectors != r->gmem_sectors)
+        fprintf(out, "  global sectors as L1TEX counts cp.async (per shared-write wavefront): %lld\n",
+                (long long)r->gmem_l1tex_sectors);
     int64_t mx = 1;
     for (int b = 0; b < 32; b++) if (r->bank_words[b] > mx) mx = r->bank_words[b];
     fprintf(out, "  bank map (words per bank, one K step):\n");
@@ -184,13 +260,13 @@ void mmp_memory_json(FILE *out, const mmp_memory_report *r)
     fprintf(out, "{\"kernel\":\"%s\",\"warps\":%d,\"accesses\":%d,\"smem_wavefronts\":%lld,\"smem_ideal\":%lld,"
                  "\"smem_ld_wavefronts\":%lld,\"smem_ld_ideal\":%lld,\"smem_st_wavefronts\":%lld,\"smem_st_ideal\":%lld,"
                  "\"worst_ways\":%d,\"worst_label\":\"%s\",\"gmem_sectors\":%lld,\"gmem_ideal\":%lld,"
-                 "\"gmem_bytes\":%lld,\"gmem_efficiency\":%.6f,\"worst_gmem_efficiency\":%.6f,"
+                 "\"gmem_bytes\":%lld,\"gmem_l1tex_sectors\":%lld,\"gmem_efficiency\":%.6f,\"worst_gmem_efficiency\":%.6f,"
                  "\"worst_gmem_label\":\"%s\",\"smem_bytes_per_stage\":%lld,\"smem_bytes_total\":%lld,"
                  "\"stages\":%d,\"bank_words\":[",
             r->kernel, r->warps, r->accesses, (long long)r->smem_wavefronts, (long long)r->smem_ideal,
             (long long)r->smem_ld_wavefronts, (long long)r->smem_ld_ideal, (long long)r->smem_st_wavefronts,
             (long long)r->smem_st_ideal, r->worst_ways, r->worst_label, (long long)r->gmem_sectors,
-            (long long)r->gmem_ideal, (long long)r->gmem_bytes, r->gmem_efficiency, r->worst_gmem_efficiency,
+            (long long)r->gmem_ideal, (long long)r->gmem_bytes, (long long)r->gmem_l1tex_sectors, r->gmem_efficiency, r->worst_gmem_efficiency,
             r->worst_gmem_label, (long long)r->smem_bytes_per_stage, (long long)r->smem_bytes_total, r->stages);
     for (int b = 0; b < 32; b++) fprintf(out, "%s%lld", b ? "," : "", (long long)r->bank_words[b]);
     fprintf(out, "]}");

@@ -18,6 +18,26 @@
  *   the largest wavefront count of any phase; ideal = number of phases with an active lane.
  * Global loads: sectors = distinct 32-byte sectors of all bytes the active lanes read;
  *   ideal = ceil(distinct bytes / 32) (were they packed); efficiency = bytes / (32 sectors).
+ *
+ * cp.async (LDGSTS) sectors as L1TEX counts them (l1tex_sectors; our measured finding on the
+ * H200, Nsight Compute's l1tex__t_sectors_pipe_lsu_mem_global_op_ld, reports/h200/memory/):
+ * the t-stage requests global sectors once per *shared-write wavefront*, not once per
+ * instruction. The wavefronts of one phase (the 16-byte shared model's quarter-warp; half-warp
+ * for 8 bytes, whole warp for 4) are formed greedily in lane order over 32-byte shared chunks:
+ * a wavefront holds at most one 32-byte-aligned chunk per slot (chunk index mod 4, i.e. one per
+ * quarter of a 128-byte row); a lane whose chunk's slot already holds another chunk waits for a
+ * later wavefront. Each wavefront then requests the distinct sectors of its own lanes, so a
+ * sector whose two 16-byte halves land in different wavefronts is counted twice. The cost is
+ * not the 4-byte-bank conflict count: a contiguous 128-byte quarter-warp that starts 16 bytes
+ * into a row is conflict-free yet costs one sector more (its last 16 B reuse the first slot);
+ * the 80-byte padded rows of bf16_mma_padded cost one more sector per quarter-warp. Per CTA per
+ * K step, this reproduces every measured kernel but one: bf16_mma_padded(_3stage) 640 (ideal
+ * 512), fp16_ptx_* 608 (A padded +64, B rows shifted 16 bytes +32), fp16_wmma_cp_async 464,
+ * every swizzled / conflict-free kernel and every int8/int4 .ca kernel exactly at its ideal.
+ * Not explained: int4_ptx_mma_k64_x4_x2nontrans_cg measures 384 where its map (identical to
+ * int4_ptx_mma_k64's, which measures 256 with cp.async.ca) gives 256: a .cg effect that no
+ * address rule can see. Only 16-byte copies were measured; 4- and 8-byte copies use the same
+ * rule unverified.
  */
 #ifndef MMAPROBE_MEMORY_H
 #define MMAPROBE_MEMORY_H
@@ -42,10 +62,15 @@ typedef struct mmp_gmem_cost {
     int32_t sectors;       /* 32-byte sectors touched */
     int32_t ideal;         /* ceil(distinct bytes / 32) */
     int64_t bytes;         /* distinct bytes requested */
+    /* appended: */
+    int32_t l1tex_sectors; /* cp.async: sectors as L1TEX counts them (see above); else = sectors */
+    int32_t ldgsts_wavefronts; /* cp.async: the shared-write wavefronts of that rule; else 0 */
 } mmp_gmem_cost;
 
 mmp_status mmp_memory_smem_cost(mmp_smem_cost *out, const mmp_warp_access *a);
 mmp_status mmp_memory_gmem_cost(mmp_gmem_cost *out, const mmp_warp_access *a);
+/* The cp.async rule alone: sectors and shared-write wavefronts of one cp.async access. */
+mmp_status mmp_memory_ldgsts_sectors(int32_t *sectors, int32_t *wavefronts, const mmp_warp_access *a);
 
 #define MMP_MEMORY_MAX_ACCESSES 256
 
@@ -65,6 +90,9 @@ typedef struct mmp_memory_report {
     char worst_gmem_label[64];
     int64_t smem_bytes_per_stage, smem_bytes_total;
     int32_t stages, ctas_per_sm_expected;
+    /* appended: global sectors with cp.async counted as L1TEX counts them (ideal otherwise);
+     * the figure measured sectors are judged against */
+    int64_t gmem_l1tex_sectors;
 } mmp_memory_report;
 
 /* Analyses every warp of one CTA at K step kstep (0 = steady state is usually step 1). */
