@@ -98,29 +98,57 @@ static mmp_status current_context(CUcontext *ctx, int *dev)
     return MMP_STATUS_OK;
 }
 
-/* Host side: the config image for the metrics this chip accepts. */
-static mmp_status build_config(session *s, const char *chip)
+/* A host object for the range profiler on this chip. */
+static mmp_status host_init(session *s, const char *chip, CUpti_Profiler_Host_Object **obj)
 {
     PARAMS(CUpti_Profiler_Host_Initialize_Params, hi);
     hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     hi.pChipName = chip;
     hi.pCounterAvailabilityImage = NULL;
     MMP_TRY(CUPTI(s, MMP_CUPTI_HOST_INITIALIZE, CUpti_Profiler_Host_Initialize_Params, &hi));
-    s->host = hi.pHostObject;
+    *obj = hi.pHostObject;
+    return MMP_STATUS_OK;
+}
+
+static void host_deinit(session *s, CUpti_Profiler_Host_Object *obj)
+{
+    PARAMS(CUpti_Profiler_Host_Deinitialize_Params, d);
+    d.pHostObject = obj;
+    (void)CUPTI(s, MMP_CUPTI_HOST_DEINITIALIZE, CUpti_Profiler_Host_Deinitialize_Params, &d);
+}
+
+static mmp_status host_add(session *s, CUpti_Profiler_Host_Object *obj, const char **names, size_t n)
+{
+    PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, am);
+    am.pHostObject = obj;
+    am.ppMetricNames = names;
+    am.numMetrics = n;
+    return CUPTI(s, MMP_CUPTI_HOST_CONFIG_ADD_METRICS, CUpti_Profiler_Host_ConfigAddMetrics_Params, &am);
+}
+
+/* Host side: the config image for the metrics this chip accepts. Each metric is tried on a
+ * host object of its own: on the H200 one refused name (INVALID_PARAMETER) left the object
+ * answering CUPTI_ERROR_UNKNOWN to every later metric, valid ones too. */
+static mmp_status build_config(session *s, const char *chip)
+{
     char first_refusal[300] = "";
     for (int m = 0; m < MMP_MEMORY_N_METRICS; m++) {
-        PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, am);
         const char *name = mmp_memory_metrics[m];
-        am.pHostObject = s->host;
-        am.ppMetricNames = &name;
-        am.numMetrics = 1;
-        if (CUPTI(s, MMP_CUPTI_HOST_CONFIG_ADD_METRICS, CUpti_Profiler_Host_ConfigAddMetrics_Params, &am) == MMP_STATUS_OK) {
+        CUpti_Profiler_Host_Object *probe = NULL;
+        MMP_TRY(host_init(s, chip, &probe));
+        mmp_status st = host_add(s, probe, &name, 1);
+        host_deinit(s, probe);
+        if (st == MMP_STATUS_OK) {
             s->names[s->nnames] = name;
             s->index[s->nnames++] = m;
         } else {
             if (!first_refusal[0]) snprintf(first_refusal, sizeof first_refusal, "%s (%s)", name, mmp_error_last());
             if (getenv("MMP_CUPTI_DEBUG")) fprintf(stderr, "cupti: metric refused: %s: %s\n", name, mmp_error_last());
         }
+    }
+    if (s->nnames) {
+        MMP_TRY(host_init(s, chip, &s->host));
+        MMP_TRY(host_add(s, s->host, s->names, s->nnames));
     }
     if (!s->nnames) return MMP_ERR(MMP_STATUS_NO_DEVICE, "chip %s accepts none of the metrics: %s", chip, first_refusal);
     PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, cs);

@@ -175,31 +175,42 @@ static void compare_kernel(FILE *text, FILE *json, const kernel_counters *kc, co
     double steps = ceil((double)size / map->tile_k);
     double wld = mmp_memory_counter(kc, MMP_MEMORY_M_WF_LD), wsm = mmp_memory_counter(kc, MMP_MEMORY_M_WF_LDSM);
     double wst = mmp_memory_counter(kc, MMP_MEMORY_M_WF_ST);
-    double ld = ((isnan(wld) ? 0 : wld) + (isnan(wsm) ? 0 : wsm)) / (ctas * steps);
+    /* a counter the profiler did not give is "not measured", never "agree" */
+    double ld = isnan(wld) && isnan(wsm) ? NAN : ((isnan(wld) ? 0 : wld) + (isnan(wsm) ? 0 : wsm)) / (ctas * steps);
     double st = (isnan(wst) ? 0 : wst) / (ctas * steps);
     double sectors = mmp_memory_counter(kc, MMP_MEMORY_M_SECTORS) / (ctas * steps);
-    int agree = fabs(ld - (double)r->smem_ld_wavefronts) <= 0.15 * (double)r->smem_ld_wavefronts + 1;
+    int agree = !isnan(ld) && fabs(ld - (double)r->smem_ld_wavefronts) <= 0.15 * (double)r->smem_ld_wavefronts + 1;
     /* Global sectors are judged against the sectors as L1TEX counts cp.async (once per
      * shared-write wavefront, memory.h; equal to the distinct sectors for loads and for
      * conflict-free copies); cp.async's shared writes are not counted by the _op_st metric
      * (they are LDGSTS traffic), so stores are shown, not judged. */
     double gmodel = (double)r->gmem_l1tex_sectors;
-    int gagree = isnan(sectors) || fabs(sectors - gmodel) <= 0.15 * gmodel + 1;
-    if (!agree) (*disagreements)++;
-    if (!gagree) (*disagreements)++;
-    char gm[96];
+    int gagree = !isnan(sectors) && fabs(sectors - gmodel) <= 0.15 * gmodel + 1;
+    if (!isnan(ld) && !agree) (*disagreements)++;
+    if (!isnan(sectors) && !gagree) (*disagreements)++;
+    char gm[96], lds[48], secs[48], ldj[32], secj[32];
     if (r->gmem_l1tex_sectors != r->gmem_sectors)
         snprintf(gm, sizeof gm, "model %lld as L1TEX counts cp.async; distinct %lld", (long long)r->gmem_l1tex_sectors,
                  (long long)r->gmem_sectors);
     else snprintf(gm, sizeof gm, "model %lld", (long long)r->gmem_sectors);
-    fprintf(text, "  measured (%s, per CTA per K step): shared-load wavefronts %.1f (model %lld) %s;"
-                  " global sectors %.1f (%s) %s; store wavefronts %.1f (model %lld, cp.async"
+    if (isnan(ld)) snprintf(lds, sizeof lds, "not measured");
+    else snprintf(lds, sizeof lds, "%.1f", ld);
+    if (isnan(sectors)) snprintf(secs, sizeof secs, "not measured");
+    else snprintf(secs, sizeof secs, "%.1f", sectors);
+    if (isnan(ld)) snprintf(ldj, sizeof ldj, "null");
+    else snprintf(ldj, sizeof ldj, "%.3f", ld);
+    if (isnan(sectors)) snprintf(secj, sizeof secj, "null");
+    else snprintf(secj, sizeof secj, "%.3f", sectors);
+    fprintf(text, "  measured (%s, per CTA per K step): shared-load wavefronts %s (model %lld) %s;"
+                  " global sectors %s (%s) %s; store wavefronts %.1f (model %lld, cp.async"
                   " writes are not in this counter)\n",
-            method, ld, (long long)r->smem_ld_wavefronts, agree ? "agree" : "DISAGREE: the exposed map or the model is wrong",
-            sectors, gm, gagree ? "agree" : "DISAGREE", st, (long long)r->smem_st_wavefronts);
-    fprintf(json, ",\"measured\":{\"method\":\"%s\",\"smem_ld_wavefronts\":%.3f,\"smem_st_wavefronts\":%.3f,"
-                  "\"gmem_sectors\":%.3f,\"gmem_model\":%lld,\"agree\":%s,\"gmem_agree\":%s}", method, ld, st,
-            sectors, (long long)r->gmem_l1tex_sectors, agree ? "true" : "false", gagree ? "true" : "false");
+            method, lds, (long long)r->smem_ld_wavefronts,
+            isnan(ld) ? "-" : agree ? "agree" : "DISAGREE: the exposed map or the model is wrong", secs, gm,
+            isnan(sectors) ? "-" : gagree ? "agree" : "DISAGREE", st, (long long)r->smem_st_wavefronts);
+    fprintf(json, ",\"measured\":{\"method\":\"%s\",\"smem_ld_wavefronts\":%s,\"smem_st_wavefronts\":%.3f,"
+                  "\"gmem_sectors\":%s,\"gmem_model\":%lld,\"agree\":%s,\"gmem_agree\":%s}", method, ldj, st,
+            secj, (long long)r->gmem_l1tex_sectors, isnan(ld) ? "null" : agree ? "true" : "false",
+            isnan(sectors) ? "null" : gagree ? "true" : "false");
 }
 
 /* Picks the method (see the top of this file); fills meas/cycles; returns 0 or an exit code. */

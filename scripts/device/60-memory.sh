@@ -28,8 +28,9 @@ grep -E "^memory measurement|--counters cupti|DISAGREE|disagree|wavefronts \(" "
 
 # 2. Nsight Compute on the seed families (and on every kernel when CUPTI could not measure)
 filters=('bf16_mma_*' 'int4_ptx_mma_k64_x4_x2*' 'fp16_ptx_*')
-# MMP_MEMORY_NCU_FILTERS="glob glob": only these with ncu (a partial re-run)
+# MMP_MEMORY_NCU_FILTERS="glob glob": only these with ncu (a partial re-run); "skip": none
 [ -n "${MMP_MEMORY_NCU_FILTERS:-}" ] && read -r -a filters <<<"$MMP_MEMORY_NCU_FILTERS"
+[ "${MMP_MEMORY_NCU_FILTERS:-}" = skip ] && filters=()
 [ $rc -eq 0 ] || [ -n "${MMP_MEMORY_NCU_FILTERS:-}" ] || filters+=('fp16_wmma_*' 'fp16_mma_*' 'fp8_mma*' 'int8_ptx_*' 'int4_ptx_mma_k32' 'int4_ptx_mma_k64' 'int4_ptx_manual_pack' 'int4_ptx_3stage' 'int4_ptx_mma_k64_x[12]*' 'int4_ptx_mma_k64_x4_x1*')
 for f in "${filters[@]}"; do
     left=$((budget - ($(date +%s) - start) - 5))
