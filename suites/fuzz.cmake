@@ -3,6 +3,8 @@
 #   cmake --build build-fuzz --target fuzz_suitefile fuzz_cli
 #   build-fuzz/reports/fuzz_suitefile -jobs=1 -max_total_time=600 -max_len=2048 fuzz-work/suitefile suites/fuzz-corpus/suitefile
 #   build-fuzz/reports/fuzz_cli -jobs=1 -max_total_time=600 -max_len=512 fuzz-work/cli suites/fuzz-corpus/cli
+# (-jobs writes fuzz-N.log into the current directory: run from a scratch directory, as the commands
+# and the last campaign's figures in suites/RELIABILITY.md "Fuzzing" do.)
 # (MMP_FUZZ and the instrumentation of libmmp come from reports/fuzz.cmake, which also builds
 # every suites/fuzz_*.c; the targets are made here only if it did not.)
 # In every build, fuzz_replay_<name> (ctest, label cpu) runs the harness once over each file in
