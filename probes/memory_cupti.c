@@ -1,7 +1,8 @@
 /* memory_cupti.c — CUPTI's in-process Range Profiler as the first counter source of
- * `probe --memory` (memory_internal.h). NOT YET RUN ON A GPU: the trust check in
- * memory_counters.c decides whether its figures are used (every calibration row must agree with
- * the model), so a wrong reading falls back to ncu with the reason printed.
+ * `probe --memory` (memory_internal.h); measured on the H200 (reports/h200/memory/
+ * memory-cupti.txt). The trust check in memory_counters.c decides whether its figures are
+ * used (every calibration row must agree with the model), so a wrong reading falls back to ncu
+ * with the reason printed.
  *
  * The parent never initialises CUDA: mmp_memory_cupti_measure forks; the child creates the
  * context, profiles the same launches ncu profiles (memory_launch.c), and sends back one

@@ -3,9 +3,10 @@
 # kernel's exposed memory map (analysis) next to the measured counters, for the calibration
 # accesses and the seed kernels the issue names (seed 004 plain/padded/swizzled BF16, seed 000
 # INT4 transposed-B vs non-transposed). Files under $OUT/memory/:
-#   memory-cupti.{txt,json}  once, `--counters cupti`: CUPTI's in-process range profiler (never run
-#                            on a GPU before; exit 3 + one line on stderr when it cannot measure, or
-#                            when a calibration row disagrees with the model)
+#   memory-cupti.{txt,json}  `--counters cupti` over every kernel: CUPTI's in-process range profiler
+#                            (exit 3 + one line on stderr when it cannot measure, or when a
+#                            calibration row disagrees with the model; MMP_CUPTI_DEBUG=1 prints what
+#                            CUPTI returned into memory-cupti.err)
 #   memory-<filter>.{txt,json}  `--counters ncu`: Nsight Compute, as before
 # budget-seconds: 200
 set -u
