@@ -10,7 +10,8 @@
  * base, active = lanes whose chunk lies inside the matrix (the others are zero-filled: they
  * write shared memory but read nothing). ldmatrix .x1/.x2: active = the addressing lanes.
  * The WMMA kernels' load_matrix_sync has no specified lane mapping; their maps list the
- * staging copies only (kernel fp16_wmma_naive, which has no staging, exposes no map).
+ * staging copies and the ldmatrix.x4 that CUDA 13.0 lowers each fragment load to on sm_90
+ * (kernel fp16_wmma_naive, which has no staging, exposes no map).
  *
  *   size_t n; const mmp_kernel_memmap *m = mmp_memmaps_bf16_mma(&n);
  *   mmp_warp_access acc[MMP_K16_MAP_MAX];
@@ -237,6 +238,26 @@ static int enumerate_wmma(mmp_k16_wmma_cfg c, int cp_async, mmp_warp_access *out
                 if (cp_async) a->gaddr[lane] = (uint64_t)(2 * gi);
                 else if (g) g->addr[lane] = (uint64_t)(2 * gi);
             }
+        }
+    }
+    /* Fragment loads. load_matrix_sync has no specified lane mapping; CUDA 13.0 lowers it for
+     * sm_90 to one LDSM.16.M88.4 per A fragment (row-major) and one LDSM.16.MT88.4 per B
+     * fragment (row-major K x N, read transposed) (cuobjdump of the H200 build,
+     * reports/h200/README.md). Lane l addresses row l % 16 at column 8 (l / 16) of the 16 x 16
+     * fragment; the conflict model needs only that each 8-lane phase reads 8 consecutive rows
+     * at one column. A compiler that lowers it otherwise shows as a measured DISAGREE.
+     * Warp w owns rows 32 (w / 2) and columns 32 (w % 2) of the CTA tile (fp16_wmma.cu). */
+    const int wm = 32 * (warp / 2), wn = 32 * (warp % 2);
+    for (int kk = 0; kk < c.bk; kk += 16) {
+        for (int i = 0; i < 2; i++) {
+            mmp_warp_access *a = push(&l, "A wmma load (ldmatrix.x4)", MMP_ACCESS_LDSM, 16, 4, 0xffffffffu, 0);
+            for (int lane = 0; a && lane < 32; lane++)
+                a->addr[lane] = (uint64_t)(sb + 2 * ((wm + i * 16 + lane % 16) * c.a_pitch + kk + 8 * (lane / 16)));
+        }
+        for (int j = 0; j < 2; j++) {
+            mmp_warp_access *a = push(&l, "B wmma load (ldmatrix.x4.trans)", MMP_ACCESS_LDSM_T, 16, 4, 0xffffffffu, 1);
+            for (int lane = 0; a && lane < 32; lane++)
+                a->addr[lane] = (uint64_t)(sbb + 2 * ((kk + lane % 16) * c.b_pitch + wn + j * 16 + 8 * (lane / 16)));
         }
     }
     return finish(&l, c.name);

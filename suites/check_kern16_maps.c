@@ -407,7 +407,7 @@ START_TEST(test_wmma_maps)
     mmp_memmap_shape s = {256, 256, 256, 256, 256, 16, 16};
     static mmp_warp_access acc[MAP_MAX];
     const int SB = mmp_k16_wmma_stage_bytes(c);
-    unsigned char *hit = calloc((size_t)SB, 1);
+    unsigned char *hit = calloc((size_t)SB, 1), *rd = calloc((size_t)SB, 1);
     unsigned char *ga = calloc(256 * 256, 1), *gb = calloc(256 * 256, 1);
     for (int w = 0; w < m->warps_per_cta; w++) {
         int n = m->enumerate(acc, MAP_MAX, &s, w, 1);
@@ -422,11 +422,24 @@ START_TEST(test_wmma_maps)
             for (int l = 0; l < 32; l++) {
                 uint64_t off = a->addr[l] - (uint64_t)((1 % c.stages) * SB);
                 ck_assert(off + 16 <= (uint64_t)SB);
+                if (a->kind == MMP_ACCESS_LDSM || a->kind == MMP_ACCESS_LDSM_T) {   /* fragment reads */
+                    for (int b = 0; b < 16; b++) rd[off + b]++;
+                    continue;
+                }
                 for (int b = 0; b < 16; b++) ck_assert(!hit[off + b]++);
                 if (a->kind == MMP_ACCESS_CP_ASYNC)
                     for (int e = 0; e < 8; e++) ck_assert(!(a->operand ? gb : ga)[a->gaddr[l] / 2 + e]++);
             }
         }
+    }
+    /* Fragment reads: every staged A byte by the bn / 32 warps of its rows, every B byte by the
+     * bm / 32 warps of its columns, no padding byte at all. */
+    for (int off = 0; off < SB; off++) {
+        int boff = 2 * c.bm * c.a_pitch, want;
+        if (off < boff) want = (off % (2 * c.a_pitch)) < 2 * c.bk ? c.bn / 32 : 0;
+        else want = ((off - boff) / (2 * c.b_pitch) < c.bk && (off - boff) % (2 * c.b_pitch) < 2 * c.bn) ? c.bm / 32 : 0;
+        ck_assert_msg(rd[off] == want, "%s: stage byte %d read %d times by fragment loads, want %d", c.name, off,
+                      rd[off], want);
     }
     /* A tile rows 0..127, K slice 1; B rows of K slice 1, columns 0..63: each element once */
     for (int r = 0; r < 256; r++)
@@ -435,6 +448,7 @@ START_TEST(test_wmma_maps)
             ck_assert_int_eq(gb[r * 256 + x], r >= c.bk && r < 2 * c.bk && x < c.bn);
         }
     free(hit);
+    free(rd);
     free(ga);
     free(gb);
 }
