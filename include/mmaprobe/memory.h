@@ -72,7 +72,7 @@ mmp_status mmp_memory_gmem_cost(mmp_gmem_cost *out, const mmp_warp_access *a);
 /* The cp.async rule alone: sectors and shared-write wavefronts of one cp.async access. */
 mmp_status mmp_memory_ldgsts_sectors(int32_t *sectors, int32_t *wavefronts, const mmp_warp_access *a);
 
-#define MMP_MEMORY_MAX_ACCESSES 256
+#define MMP_MEMORY_MAX_ACCESSES 512
 
 typedef struct mmp_memory_report {
     char kernel[96];

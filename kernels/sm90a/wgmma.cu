@@ -107,8 +107,9 @@ __global__ void __launch_bounds__(128) wgmma_simple_kernel(const uint8_t *A, con
     int first = 1;
     for (int64_t k0 = 0; k0 < k; k0 += KT) {
         /* A tile: 64 rows x KT; B tile: 128 columns (rows of the K-major B) x KT */
-        for (int e = t; e < 64 * KT; e += 128) {
-            int r = e / KT, kk = e % KT;
+        for (int e = t; e < 64 * KT; e += 128) { /* addressing: kernels/wgmma_addr.h */
+            mmp_wg_elem x = mmp_wg_simple_elem(ELEM, e);
+            int r = x.row, kk = x.kk;
             int64_t gi = row0 + r, gk = k0 + kk;
             uint16_t v = 0;
             if (gi < m && gk < k) v = ELEM == 2 ? ((const uint16_t *)A)[gi * lda + gk] : A[gi * lda + gk];
@@ -116,7 +117,8 @@ __global__ void __launch_bounds__(128) wgmma_simple_kernel(const uint8_t *A, con
             if (ELEM == 2) *(uint16_t *)(sa + off) = v; else sa[off] = (uint8_t)v;
         }
         for (int e = t; e < WG_TILE_N * KT; e += 128) {
-            int r = e / KT, kk = e % KT;
+            mmp_wg_elem x = mmp_wg_simple_elem(ELEM, e);
+            int r = x.row, kk = x.kk;
             int64_t gj = col0 + r, gk = k0 + kk;
             uint16_t v = 0;
             if (gj < n && gk < k) v = ELEM == 2 ? ((const uint16_t *)B)[gj * ldb + gk] : B[gj * ldb + gk];

@@ -13,13 +13,13 @@
 #include <cuda.h>
 #include <stdint.h>
 
-#define WG_ROW_BYTES 128
+#include "kernels/wgmma_addr.h"
 
-/* Byte offset of (row, byte-in-row) inside a 128B-swizzled tile of 128-byte rows. */
-__host__ __device__ static inline uint32_t swz128(uint32_t row, uint32_t byte)
-{
-    return row * WG_ROW_BYTES + ((((byte >> 4) ^ (row & 7)) << 4) | (byte & 15));
-}
+#define WG_ROW_BYTES MMP_WG_ROW_BYTES
+
+/* Byte offset of (row, byte-in-row) inside a 128B-swizzled tile (kernels/wgmma_addr.h, shared
+ * with the memory maps). */
+__host__ __device__ static inline uint32_t swz128(uint32_t row, uint32_t byte) { return mmp_wg_swz128(row, byte); }
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define MMP_WGMMA_DEVICE 1
