@@ -149,9 +149,15 @@ int main(int argc, char **argv)
                gpu ? "gpu" : "cpu", r.time.total_s, r.time.convert_s, r.time.gemm_s, r.time.combine_s,
                r.time.mpfr_s, (long long)r.n_mpfr, (long long)(n * n), r.slices_a, r.slices_b, r.slice_bits,
                (long long)r.n_gemms);
-        if (gpu)
+        if (gpu) {
             printf("device memory: %.2f GB at most in use (operands %.2f GB in binary64)\n",
                    r.device_peak_bytes / 1e9, (double)(2 * n * n) * 8 / 1e9);
+            printf("device path split (s): host load %.3f, host prepare %.3f, setup %.3f, upload %.3f, slice %.3f, "
+                   "|A||B| %.3f, DGEMMs %.3f, accumulate %.3f, download %.3f, host finish %.3f\n",
+                   r.split.load_s, r.split.prepare_s, r.split.setup_s, r.split.upload_s, r.split.slice_s,
+                   r.split.absbound_s, r.time.gemm_s - r.split.absbound_s, r.split.accumulate_s, r.split.download_s,
+                   r.split.finish_s);
+        }
         if (gpu) {
             double t_dgemm = 0;
             if (ref_cuda_time_dgemm(&t_dgemm, n, n, n, 0) == MMP_STATUS_OK)

@@ -348,6 +348,7 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
     mmp_status st = ref_data_load(&d, a, b, c, g, threads);
     if (st != MMP_STATUS_OK) { mmp_ref_result_clear(r); return st; }
     r->time.convert_s = ref_now() - t0;
+    r->split.load_s = r->time.convert_s;
     int handled = 0;
     if (o->path == MMP_REF_PATH_MPFR) {
         st = ref_mpfr_run(r, &d);

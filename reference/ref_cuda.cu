@@ -124,10 +124,14 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
     MMP_CUDA_CHECK(cudaMalloc(&g->b, kn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->ea, m * sizeof(int)));
     MMP_CUDA_CHECK(cudaMalloc(&g->fb, n * sizeof(int)));
+    r->split.setup_s = ref_now() - t0;
+    double tu = ref_now();
     MMP_CUDA_CHECK(cudaMemcpy(g->a, d->a64, mk * sizeof(double), cudaMemcpyHostToDevice));
     MMP_CUDA_CHECK(cudaMemcpy(g->b, d->b64, kn * sizeof(double), cudaMemcpyHostToDevice));
     MMP_CUDA_CHECK(cudaMemcpy(g->ea, c->ea, m * sizeof(int), cudaMemcpyHostToDevice));
     MMP_CUDA_CHECK(cudaMemcpy(g->fb, c->fb, n * sizeof(int), cudaMemcpyHostToDevice));
+    r->split.upload_s = ref_now() - tu;
+    double tsl = ref_now();
     MMP_CUDA_CHECK(cudaMalloc(&g->qa, mk * c->sa * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->qb, kn * c->sb * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->p, mn * sizeof(double)));
@@ -136,6 +140,7 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
     slice_b_kernel<<<blocks(kn), 256>>>(g->qb, g->b, g->fb, k, n, c->beta, c->sb);
     MMP_CUDA_CHECK(cudaGetLastError());
     MMP_TRY(sync_time(&r->time.convert_s, t0));
+    r->split.slice_s = ref_now() - tsl;
     const double one = 1.0, zero = 0.0;
     if (r->absbound) {   /* fl(|A||B|) for the metrics, one more DGEMM */
         double t4 = ref_now();
@@ -153,6 +158,7 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
         free(ab);
         MMP_CUDA_CHECK(e);
         r->time.gemm_s += ref_now() - t4;
+        r->split.absbound_s = ref_now() - t4;
     }
     /* A and B are sliced: free them before the state arrays (peak memory) */
     cudaFree(g->a); cudaFree(g->b);
@@ -179,12 +185,14 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
             accumulate_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, g->p, g->ea, g->fb, m, n, c->beta * lvl);
             MMP_CUDA_CHECK(cudaGetLastError());
             MMP_TRY(sync_time(&r->time.combine_s, t2));
+            r->split.accumulate_s += ref_now() - t2;
         }
     double t3 = ref_now();
     MMP_CUDA_CHECK(cudaMemcpy(c->h, g->h, mn * sizeof(double), cudaMemcpyDeviceToHost));
     MMP_CUDA_CHECK(cudaMemcpy(c->l, g->l, mn * sizeof(double), cudaMemcpyDeviceToHost));
     MMP_CUDA_CHECK(cudaMemcpy(c->err, g->err, mn * sizeof(double), cudaMemcpyDeviceToHost));
     r->time.combine_s += ref_now() - t3;
+    r->split.download_s = ref_now() - t3;
     return MMP_STATUS_OK;
 }
 
@@ -203,12 +211,15 @@ extern "C" mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const m
     double t0 = ref_now();
     mmp_status st = ref_cert_prepare(&c, r, d, o, 0);
     r->time.combine_s += ref_now() - t0;
+    r->split.prepare_s = ref_now() - t0;
     dev_bufs gb;
     memset(&gb, 0, sizeof gb);
     if (st == MMP_STATUS_OK) st = device_products(&c, &gb, o);
     dev_free(&gb);
     r->device_peak_bytes = gb.free0 > gb.free_min ? (int64_t)(gb.free0 - gb.free_min) : 0;
+    double tf = ref_now(), mpfr0 = r->time.mpfr_s;
     if (st == MMP_STATUS_OK) st = ref_cert_finish(&c);
+    r->split.finish_s = ref_now() - tf - (r->time.mpfr_s - mpfr0);
     ref_cert_free(&c);
     return st;
 }

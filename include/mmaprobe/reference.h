@@ -87,6 +87,17 @@ typedef struct mmp_ref_result {
     mmp_ref_timing time;
     int64_t device_peak_bytes; /* device path: most device memory in use at once (cudaMemGetInfo
                                   samples after each allocation, cuBLAS's workspace included) */
+    struct {                   /* device path: where its time goes (seconds; parts of time.*) */
+        double load_s;         /* the formats into binary64 on the host (time.convert_s) */
+        double prepare_s;      /* host: scale exponents, remainder lists or bounds */
+        double setup_s;        /* cudaSetDevice, cuBLAS handle, allocations */
+        double upload_s;       /* A, B (binary64) and the exponents to the device */
+        double slice_s;        /* slicing kernels */
+        double absbound_s;     /* fl(|A||B|) DGEMM and its download (metrics' bound) */
+        double accumulate_s;   /* kernels adding the exact slice products into (h, l, err) */
+        double download_s;     /* (h, l, err) back to the host */
+        double finish_s;       /* host: remainder terms, alpha/beta, decisions (not MPFR) */
+    } split;
 } mmp_ref_result;
 
 void mmp_ref_options_init(mmp_ref_options *o);
