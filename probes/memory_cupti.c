@@ -147,11 +147,9 @@ static mmp_status build_config(session *s, const char *chip)
             if (getenv("MMP_CUPTI_DEBUG")) fprintf(stderr, "cupti: metric refused: %s: %s\n", name, mmp_error_last());
         }
     }
-    if (s->nnames) {
-        MMP_TRY(host_init(s, chip, &s->host));
-        MMP_TRY(host_add(s, s->host, s->names, s->nnames));
-    }
     if (!s->nnames) return MMP_ERR(MMP_STATUS_NO_DEVICE, "chip %s accepts none of the metrics: %s", chip, first_refusal);
+    MMP_TRY(host_init(s, chip, &s->host));
+    MMP_TRY(host_add(s, s->host, s->names, s->nnames));
     PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, cs);
     cs.pHostObject = s->host;
     MMP_TRY(CUPTI(s, MMP_CUPTI_HOST_GET_CONFIG_IMAGE_SIZE, CUpti_Profiler_Host_GetConfigImageSize_Params, &cs));
@@ -310,11 +308,7 @@ static void teardown(session *s)
         d.pRangeProfilerObject = s->rp;
         (void)CUPTI(s, MMP_CUPTI_RP_DISABLE, CUpti_RangeProfiler_Disable_Params, &d);
     }
-    if (s->host) {
-        PARAMS(CUpti_Profiler_Host_Deinitialize_Params, d);
-        d.pHostObject = s->host;
-        (void)CUPTI(s, MMP_CUPTI_HOST_DEINITIALIZE, CUpti_Profiler_Host_Deinitialize_Params, &d);
-    }
+    if (s->host) host_deinit(s, s->host);
     if (s->profiler_init) {
         PARAMS(CUpti_Profiler_DeInitialize_Params, d);
         (void)CUPTI(s, MMP_CUPTI_PROFILER_DEINITIALIZE, CUpti_Profiler_DeInitialize_Params, &d);

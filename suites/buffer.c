@@ -53,18 +53,10 @@ void *mmp_buffer_kernel_ptr(mmp_buffer *b)
     return b->image + MMP_GUARD_BYTES;
 }
 
-void mmp_buffer_fill_canary(mmp_buffer *b) { memset(b->image, MMP_CANARY_BYTE, b->total); }
-
-void mmp_buffer_fill_logical_bits(mmp_buffer *b, uint64_t bits)
-{
-    void *data = mmp_buffer_host(b);
-    for (int64_t i = 0; i < b->rows; i++)
-        for (int64_t j = 0; j < b->cols; j++)
-            mmp_format_store_bits(data, mmp_gemm_index(b->l, b->ld, i, j), bits, b->f);
-}
-
-void mmp_buffer_snapshot(mmp_buffer *b) { memcpy(b->pristine, b->image, b->total); }
-void mmp_buffer_restore(mmp_buffer *b) { memcpy(b->image, b->pristine, b->total); }
+/* On every core (runner_stages.c): at 8192^2 these are hundreds of MB per launch. */
+void mmp_buffer_fill_canary(mmp_buffer *b) { mmp_runner_bytes(b->image, NULL, MMP_CANARY_BYTE, b->total); }
+void mmp_buffer_snapshot(mmp_buffer *b) { mmp_runner_bytes(b->pristine, b->image, 0, b->total); }
+void mmp_buffer_restore(mmp_buffer *b) { mmp_runner_bytes(b->image, b->pristine, 0, b->total); }
 
 /* Is element index idx of the span a matrix element (not ld padding)? */
 static int is_logical(const mmp_buffer *b, size_t idx, int64_t *i, int64_t *j)

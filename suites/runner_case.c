@@ -385,8 +385,10 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     for (int run = 0; run < 2; run++) {
         t0 = now_ms();
         for (int mat = 0; mat < 3; mat++)
-            if (ops.buf[mat].image) mmp_runner_restore(&ops.buf[mat]);
-        mmp_runner_poison(d, mmp_runner_poison_bits(df, run));
+            if (ops.buf[mat].image) mmp_buffer_restore(&ops.buf[mat]);
+        mmp_buffer_fill_canary(d);
+        mmp_buffer_fill_logical_bits(d, mmp_runner_poison_bits(df, run));
+        mmp_buffer_snapshot(d);
         stage[MMP_STAGE_POISON] += now_ms() - t0;
         double ms = 0, tx0 = stage[MMP_STAGE_TRANSFER];
         t0 = now_ms();

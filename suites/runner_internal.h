@@ -74,10 +74,8 @@ uint64_t mmp_runner_poison_bits(mmp_format f, int run);
 int mmp_runner_bits_equal(uint64_t x, uint64_t y, mmp_format f);   /* NaN == NaN of any payload */
 /* Lines (rows of a row-major buffer, columns of a column-major one) per chunk: ~64K elements. */
 int64_t mmp_runner_line_chunk(int64_t inner);
-/* D before a launch: canary bytes, then `bits` in every element, then the snapshot (what
- * mmp_buffer_fill_canary + _fill_logical_bits + _snapshot do), on every core. */
-void mmp_runner_poison(mmp_buffer *d, uint64_t bits);
-void mmp_runner_restore(mmp_buffer *b);   /* mmp_buffer_restore on every core */
+/* dst = src (src != NULL) or every byte = value, on every core (fixed chunks). */
+void mmp_runner_bytes(void *dst, const void *src, int value, size_t bytes);
 typedef struct {
     const mmp_dist_ctx *x;
     mmp_buffer *b;
@@ -86,7 +84,7 @@ typedef struct {
 /* mmp_range_fn: storage lines [lo, hi) of f->b filled from the case's distribution. */
 void mmp_runner_fill_lines(void *ctx, int64_t lo, int64_t hi, int tid);   /* device data pointer if on device, else host */
 void mmp_buffer_fill_canary(mmp_buffer *b);   /* every byte (guards, data, padding) = canary */
-void mmp_buffer_fill_logical_bits(mmp_buffer *b, uint64_t bits);
+void mmp_buffer_fill_logical_bits(mmp_buffer *b, uint64_t bits);   /* every element = bits (runner_stages.c) */
 void mmp_buffer_snapshot(mmp_buffer *b);      /* pristine = image */
 void mmp_buffer_restore(mmp_buffer *b);       /* image = pristine */
 

@@ -119,7 +119,7 @@ mmp_status mmp_runner_scan_outputs(mmp_case_result *r, int64_t *un_i, int64_t *u
     return MMP_STATUS_OK;
 }
 
-/* ---- poison and restore: byte copies and fills by fixed 4 MiB chunks, element fills by lines ---- */
+/* ---- buffer fills and copies: bytes by fixed 4 MiB chunks, elements by lines ---- */
 #define BYTE_CHUNK ((int64_t)1 << 22)
 
 typedef struct {
@@ -139,7 +139,8 @@ static void bytes_chunks(void *ctx, int64_t lo, int64_t hi, int tid)
     else memset(j->dst + b, j->value, e - b);
 }
 
-static void bytes_parallel(unsigned char *dst, const unsigned char *src, int value, size_t bytes)
+/* dst = src (src != NULL) or every byte = value, over every core by fixed 4 MiB chunks. */
+void mmp_runner_bytes(void *dst, const void *src, int value, size_t bytes)
 {
     bytes_job j = {dst, src, value, bytes};
     mmp_runner_parallel((int64_t)((bytes + BYTE_CHUNK - 1) / BYTE_CHUNK), 1, bytes_chunks, &j);
@@ -148,12 +149,12 @@ static void bytes_parallel(unsigned char *dst, const unsigned char *src, int val
 typedef struct {
     mmp_buffer *b;
     uint64_t bits;
-} poison_job;
+} bits_job;
 
-static void poison_lines(void *ctx, int64_t lo, int64_t hi, int tid)
+static void bits_lines(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
-    poison_job *p = ctx;
+    bits_job *p = ctx;
     mmp_buffer *b = p->b;
     void *data = mmp_buffer_host(b);
     int row = b->l == MMP_LAYOUT_ROW;
@@ -163,15 +164,11 @@ static void poison_lines(void *ctx, int64_t lo, int64_t hi, int tid)
             mmp_format_store_bits(data, mmp_gemm_index(b->l, b->ld, row ? o : q, row ? q : o), p->bits, b->f);
 }
 
-void mmp_runner_poison(mmp_buffer *d, uint64_t bits)
+void mmp_buffer_fill_logical_bits(mmp_buffer *b, uint64_t bits)
 {
-    bytes_parallel(d->image, NULL, MMP_CANARY_BYTE, d->total);   /* guards and ld padding */
-    poison_job p = {d, bits};
-    int row = d->l == MMP_LAYOUT_ROW;
-    int64_t outer = row ? d->rows : d->cols, inner = row ? d->cols : d->rows;
-    if (mmp_format_get_info(d->f)->storage_bits < 8) poison_lines(&p, 0, outer, 0);   /* shared bytes */
-    else mmp_runner_parallel(outer, mmp_runner_line_chunk(inner), poison_lines, &p);
-    bytes_parallel(d->pristine, d->image, 0, d->total);           /* the snapshot */
+    bits_job p = {b, bits};
+    int row = b->l == MMP_LAYOUT_ROW;
+    int64_t outer = row ? b->rows : b->cols, inner = row ? b->cols : b->rows;
+    if (mmp_format_get_info(b->f)->storage_bits < 8) bits_lines(&p, 0, outer, 0);   /* shared bytes */
+    else mmp_runner_parallel(outer, mmp_runner_line_chunk(inner), bits_lines, &p);
 }
-
-void mmp_runner_restore(mmp_buffer *b) { bytes_parallel(b->image, b->pristine, 0, b->total); }
