@@ -18,6 +18,13 @@
  *   version 8 is fp16_mma_f16acc_w64: as 7 with 4 warps of 64 x 64 (ldmatrix per mma 0.375 -> 0.25).
  *   version 9 is fp8_mma: E4M3 inputs, m16n8k32, FP32 accumulate (the MMA keeps ~14 bits on
  *     Ada, seed 004). sm_89+ PTX; on sm_90 ptxas emulates it (FP16 conversion + HMMA).
+ *   versions 11-14 are the bf16_mma_pipe_* kernels (tuned for Hopper, issue 4's 50 %-of-cuBLAS
+ *     goal): 64 x 64 warp tiles, fragments double-buffered in registers with the next K step's
+ *     ldmatrix (and, across the barrier, the next slice's first) issued before this step's mma,
+ *     all `stages` slices in flight: _256 is 128 x 256 (8 warps, 4 stages of 32-wide K, 96 KB),
+ *     _256_bk64 the same with 64-wide K slices (128-byte rows, 3 stages, 144 KB: half the
+ *     barriers), _128 is 128 x 128 (4 warps, 4 stages, 64 KB, 2 CTAs per SM) and _128_bk64
+ *     (3 stages of 64-wide K, 96 KB, 2 CTAs per SM).
  *   version 10 is fp8_mma_promote64: as 9, each 64-wide K slice accumulated in a zeroed fragment
  *     and added into an FP32 master accumulator on the CUDA cores (DeepSeek-V3's promotion).
  *
@@ -37,6 +44,10 @@ MMP_K16_TAG(fp16_mma_f16acc, MMP_K16_FP16_F16ACC)
 MMP_K16_TAG(fp16_mma_f16acc_w64, MMP_K16_FP16_F16ACC_W64)
 MMP_K16_TAG(fp8_mma, MMP_K16_FP8)
 MMP_K16_TAG(fp8_mma_promote64, MMP_K16_FP8_PROMOTE)
+MMP_K16_TAG(bf16_mma_pipe_256, MMP_K16_BF16_PIPE_256)
+MMP_K16_TAG(bf16_mma_pipe_256_bk64, MMP_K16_BF16_PIPE_256_BK64)
+MMP_K16_TAG(bf16_mma_pipe_128, MMP_K16_BF16_PIPE_128)
+MMP_K16_TAG(bf16_mma_pipe_128_bk64, MMP_K16_BF16_PIPE_128_BK64)
 
 /* M, N: any (zero-filled edges, bounds-checked stores); K: a multiple of one 16-byte chunk.
  * acc_bits 14 for FP8: the significand bits seed 004 measured for the E4M3 MMA's FP32
@@ -65,6 +76,14 @@ static const mmp_kernel_desc bf16_mma_table[] = {
              "E4M3 mma m16n8k32, FP32 accumulate (narrow in the MMA), 3-stage swizzled"),
     BF16_ROW(fp8_mma_promote64, MMP_FORMAT_E4M3, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 14, 16, 89,
              "E4M3 mma m16n8k32, promoted to an FP32 master accumulator every 64 of K"),
+    BF16_ROW(bf16_mma_pipe_256, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
+             "BF16 mma, 128x256 CTA, warps 64x64, 4-stage, fragments double-buffered"),
+    BF16_ROW(bf16_mma_pipe_256_bk64, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
+             "BF16 mma, 128x256 CTA, warps 64x64, 3 stages of 64-wide K, fragments double-buffered"),
+    BF16_ROW(bf16_mma_pipe_128, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
+             "BF16 mma, 128x128 CTA, 4 warps 64x64, 4-stage, fragments double-buffered, 2 CTAs/SM"),
+    BF16_ROW(bf16_mma_pipe_128_bk64, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
+             "BF16 mma, 128x128 CTA, 4 warps 64x64, 3 stages of 64-wide K, double-buffered fragments"),
 };
 
 extern "C" const mmp_kernel_desc *mmp_kernels_bf16_mma(size_t *count)

@@ -82,9 +82,60 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
         }
     };
 
-    auto compute_stage = [&](int stage) {
+    /* Fragments of 16-wide (8-bit: 32-wide) K step ks of a stage: A with ldmatrix.x4 (or manual
+     * 32-bit loads), B with ldmatrix.x4 (K-major) or .x2.trans (N-major, or manual 16-bit loads). */
+    auto load_frag = [&](uint32_t (&a)[MI][4], uint32_t (&b)[NJ][2], int stage, int ks) {
         const uint32_t sa = sbase + stage * SB, sb = sa + AB;
+#pragma unroll
+        for (int mi = 0; mi < MI; mi++) {
+            if constexpr (C.loader == MMP_K16_MANUAL) {
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    a[mi][q] = mmp_k16_lds32(sa + mmp_k16_manual_a(C, lane, wm_off, mi, ks, q));
+            } else {
+                mmp_k16_rc rc = mmp_k16_ldsm_a(C, lane, wm_off, mi, ks, 0);
+                mmp_k16_ldsm_x4(a[mi], sa + mmp_k16_smem_off(C.smem_layout, ARB, rc.row, rc.chunk));
+            }
+        }
+        if constexpr (C.b_kmajor) {
+#pragma unroll
+            for (int j = 0; j < NJ / 2; j++) {
+                uint32_t r[4];
+                mmp_k16_rc rc = mmp_k16_ldsm_b_kmajor(C, lane, wn_off, j, ks);
+                mmp_k16_ldsm_x4(r, sb + mmp_k16_smem_off(C.smem_layout, BRB, rc.row, rc.chunk));
+                b[2 * j][0] = r[0]; b[2 * j][1] = r[1];
+                b[2 * j + 1][0] = r[2]; b[2 * j + 1][1] = r[3];
+            }
+        } else {
+#pragma unroll
+            for (int nj = 0; nj < NJ; nj++) {
+                if constexpr (C.loader == MMP_K16_MANUAL) {
+#pragma unroll
+                    for (int q = 0; q < 2; q++)
+                        b[nj][q] = mmp_k16_lds16_pack(sb + mmp_k16_manual_b(C, lane, wn_off, nj, ks, q, 0),
+                                                      sb + mmp_k16_manual_b(C, lane, wn_off, nj, ks, q, 1));
+                } else {
+                    mmp_k16_rc rc = mmp_k16_ldsm_b_nmajor(C, lane, wn_off, nj, ks, 0);
+                    mmp_k16_ldsm_x2_trans(b[nj], sb + mmp_k16_smem_off(C.smem_layout, BRB, rc.row, rc.chunk));
+                }
+            }
+        }
+    };
+    auto mma_frag = [&](const uint32_t (&a)[MI][4], const uint32_t (&b)[NJ][2]) {
+#pragma unroll
+        for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+            for (int nj = 0; nj < NJ; nj++) {
+                if constexpr (C.elem == MMP_K16_E_E4M3) mmp_k16_mma_e4m3_16832(acc[mi][nj], a[mi], b[nj]);
+                else if constexpr (C.acc == MMP_K16_ACC_F16) mmp_k16_mma_f16acc_16816(acch[mi][nj], a[mi], b[nj]);
+                else if constexpr (C.elem == MMP_K16_E_BF16) mmp_k16_mma_bf16_16816(acc[mi][nj], a[mi], b[nj]);
+                else mmp_k16_mma_f16_16816(acc[mi][nj], a[mi], b[nj]);
+            }
+    };
+
+    auto compute_stage = [&](int stage) {
         if constexpr (C.mma_k == 8) {             /* m16n8k8: ldmatrix .x2 / .x1.trans */
+            const uint32_t sa = sbase + stage * SB, sb = sa + AB;
 #pragma unroll
             for (int kk = 0; kk < ARB / 16; kk++) {
                 uint32_t a[MI][2], b[NJ];
@@ -107,80 +158,76 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
 #pragma unroll
             for (int ks = 0; ks < KS; ks++) {
                 uint32_t a[MI][4], b[NJ][2];
-#pragma unroll
-                for (int mi = 0; mi < MI; mi++) {
-                    if constexpr (C.loader == MMP_K16_MANUAL) {
-#pragma unroll
-                        for (int q = 0; q < 4; q++)
-                            a[mi][q] = mmp_k16_lds32(sa + mmp_k16_manual_a(C, lane, wm_off, mi, ks, q));
-                    } else {
-                        mmp_k16_rc rc = mmp_k16_ldsm_a(C, lane, wm_off, mi, ks, 0);
-                        mmp_k16_ldsm_x4(a[mi], sa + mmp_k16_smem_off(C.smem_layout, ARB, rc.row, rc.chunk));
-                    }
-                }
-                if constexpr (C.b_kmajor) {
-#pragma unroll
-                    for (int j = 0; j < NJ / 2; j++) {
-                        uint32_t r[4];
-                        mmp_k16_rc rc = mmp_k16_ldsm_b_kmajor(C, lane, wn_off, j, ks);
-                        mmp_k16_ldsm_x4(r, sb + mmp_k16_smem_off(C.smem_layout, BRB, rc.row, rc.chunk));
-                        b[2 * j][0] = r[0]; b[2 * j][1] = r[1];
-                        b[2 * j + 1][0] = r[2]; b[2 * j + 1][1] = r[3];
-                    }
-                } else {
-#pragma unroll
-                    for (int nj = 0; nj < NJ; nj++) {
-                        if constexpr (C.loader == MMP_K16_MANUAL) {
-#pragma unroll
-                            for (int q = 0; q < 2; q++)
-                                b[nj][q] = mmp_k16_lds16_pack(sb + mmp_k16_manual_b(C, lane, wn_off, nj, ks, q, 0),
-                                                              sb + mmp_k16_manual_b(C, lane, wn_off, nj, ks, q, 1));
-                        } else {
-                            mmp_k16_rc rc = mmp_k16_ldsm_b_nmajor(C, lane, wn_off, nj, ks, 0);
-                            mmp_k16_ldsm_x2_trans(b[nj], sb + mmp_k16_smem_off(C.smem_layout, BRB, rc.row, rc.chunk));
-                        }
-                    }
-                }
-#pragma unroll
-                for (int mi = 0; mi < MI; mi++)
-#pragma unroll
-                    for (int nj = 0; nj < NJ; nj++) {
-                        if constexpr (C.elem == MMP_K16_E_E4M3) mmp_k16_mma_e4m3_16832(acc[mi][nj], a[mi], b[nj]);
-                        else if constexpr (C.acc == MMP_K16_ACC_F16) mmp_k16_mma_f16acc_16816(acch[mi][nj], a[mi], b[nj]);
-                        else if constexpr (C.elem == MMP_K16_E_BF16) mmp_k16_mma_bf16_16816(acc[mi][nj], a[mi], b[nj]);
-                        else mmp_k16_mma_f16_16816(acc[mi][nj], a[mi], b[nj]);
-                    }
+                load_frag(a, b, stage, ks);
+                mma_frag(a, b);
             }
         }
     };
 
-    /* Pipeline: stages-1 slices in flight before the loop; at step kt, wait until slice kt has
-     * landed (wait_group stages-2), barrier (everyone is also done with slice kt-1, whose
-     * buffer the prefetch of slice kt+stages-1 reuses), prefetch, compute. One commit per step
-     * (possibly empty) keeps the group count uniform. */
+    if constexpr (C.pipe) {
+        /* Pipelined (CUTLASS-style multistage): all `stages` slices in flight before the loop;
+         * fragments double-buffered in registers. At the last K step of slice kt the warp
+         * waits for slice kt+1 (wait_group stages-2: groups 0..kt+1 of the stages+kt
+         * committed), passes the barrier (every warp has then loaded all of slice kt's
+         * fragments, so its buffer takes the prefetch of slice kt+stages), issues that
+         * prefetch and slice kt+1's first ldmatrix, and only then this step's mma. Slice kt
+         * still lives in buffer kt % stages (the memory maps hold for both loops). */
+        static_assert(C.mma_k != 8 && C.promote_k == 0 && KS % 2 == 0,
+                      "the pipelined loop takes m16n8k16/k32, no promotion, an even number of K steps");
 #pragma unroll
-    for (int s = 0; s < C.stages - 1; s++) {
-        if (s < ktiles) load_stage(s, s);
-        mmp_k16_cp_commit();
-    }
-    for (int kt = 0; kt < ktiles; kt++) {
-        mmp_k16_cp_wait<C.stages - 2>();
+        for (int s = 0; s < C.stages; s++) {
+            if (s < ktiles) load_stage(s, s);
+            mmp_k16_cp_commit();
+        }
+        mmp_k16_cp_wait<C.stages - 1>();
         __syncthreads();
-        const int nk = kt + C.stages - 1;
-        if (nk < ktiles) load_stage(nk % C.stages, nk);
-        mmp_k16_cp_commit();
-        compute_stage(kt % C.stages);
-        if constexpr (C.promote_k > 0) {   /* promotion to CUDA cores every promote_k of K */
-            if (((kt + 1) * C.bk) % C.promote_k == 0 || kt + 1 == ktiles) {
+        uint32_t fa[2][MI][4], fb[2][NJ][2];
+        load_frag(fa[0], fb[0], 0, 0);
+        for (int kt = 0; kt < ktiles; kt++) {
+            const int stage = kt % C.stages;
 #pragma unroll
-                for (int i = 0; i < MI; i++)
+            for (int ks = 0; ks < KS; ks++) {
+                if (ks == KS - 1) {
+                    mmp_k16_cp_wait<C.stages - 2>();
+                    __syncthreads();
+                    if (kt + C.stages < ktiles) load_stage(stage, kt + C.stages);
+                    mmp_k16_cp_commit();
+                    if (kt + 1 < ktiles) load_frag(fa[(ks + 1) & 1], fb[(ks + 1) & 1], (kt + 1) % C.stages, 0);
+                } else {
+                    load_frag(fa[(ks + 1) & 1], fb[(ks + 1) & 1], stage, ks + 1);
+                }
+                mma_frag(fa[ks & 1], fb[ks & 1]);
+            }
+        }
+    } else {
+        /* Pipeline: stages-1 slices in flight before the loop; at step kt, wait until slice kt has
+         * landed (wait_group stages-2), barrier (everyone is also done with slice kt-1, whose
+         * buffer the prefetch of slice kt+stages-1 reuses), prefetch, compute. One commit per step
+         * (possibly empty) keeps the group count uniform. */
 #pragma unroll
-                    for (int j = 0; j < NJ; j++)
+        for (int s = 0; s < C.stages - 1; s++) {
+            if (s < ktiles) load_stage(s, s);
+            mmp_k16_cp_commit();
+        }
+        for (int kt = 0; kt < ktiles; kt++) {
+            mmp_k16_cp_wait<C.stages - 2>();
+            __syncthreads();
+            const int nk = kt + C.stages - 1;
+            if (nk < ktiles) load_stage(nk % C.stages, nk);
+            mmp_k16_cp_commit();
+            compute_stage(kt % C.stages);
+            if constexpr (C.promote_k > 0) {   /* promotion to CUDA cores every promote_k of K */
+                if (((kt + 1) * C.bk) % C.promote_k == 0 || kt + 1 == ktiles) {
 #pragma unroll
-                        for (int e = 0; e < 4; e++) {
-                            master[i][j][e] += acc[i][j][e];
-                            acc[i][j][e] = 0.0f;
-                        }
+                    for (int i = 0; i < MI; i++)
+#pragma unroll
+                        for (int j = 0; j < NJ; j++)
+#pragma unroll
+                            for (int e = 0; e < 4; e++) {
+                                master[i][j][e] += acc[i][j][e];
+                                acc[i][j][e] = 0.0f;
+                            }
+                }
             }
         }
     }
