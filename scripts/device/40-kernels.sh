@@ -27,7 +27,8 @@ if [ -n "${MMP_NCU_PROFILE:-}" ]; then
     for k in $MMP_NCU_PROFILE; do
         # bench_kernels without cuBLAS launches only this kernel: skip the 3 warm-up launches
         timeout 90 ncu --target-processes all --launch-skip 3 --launch-count 1 --section SpeedOfLight --section WarpStateStats \
-            --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy \
+            --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy --section SchedulerStats \
+            --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
             --section LaunchStats "$B/bench_kernels" --filter "$k" --sizes 4096 --no-cublas --out /dev/null \
             > "$out/ncu-$k.txt" 2>&1
         note "ncu profile of $k at N=4096: exit $? -> ncu-$k.txt"
