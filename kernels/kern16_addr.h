@@ -55,7 +55,8 @@ typedef struct mmp_k16_cfg {
     int pipe;          /* 0: the seed's loop (barrier, prefetch, then each K step loads its own
                         * fragments); 1: fragments double-buffered in registers, the next K
                         * step's (and the next slice's first) ldmatrix issued before this
-                        * step's mma (kernels/kern16_mma.cuh) */
+                        * step's mma; 2: as 1, with the prefetch spread over the K steps
+                        * (kernels/kern16_mma.cuh) */
 } mmp_k16_cfg;
 
 /* Index of each configuration in mmp_k16_cfgs[] (the kernels instantiate one template each). */
@@ -65,7 +66,8 @@ enum {
     MMP_K16_BF16_PLAIN, MMP_K16_BF16_PADDED, MMP_K16_BF16_SWIZZLE, MMP_K16_BF16_PADDED_3STAGE,
     MMP_K16_BF16_SWIZZLE_3STAGE, MMP_K16_FP16_F16ACC, MMP_K16_FP16_F16ACC_W64, MMP_K16_FP8,
     MMP_K16_FP8_PROMOTE, MMP_K16_BF16_W64_4STAGE,
-    MMP_K16_BF16_PIPE_256, MMP_K16_BF16_PIPE_256_BK64, MMP_K16_BF16_PIPE_128, MMP_K16_BF16_PIPE_128_BK64,
+    MMP_K16_BF16_PIPE_256, MMP_K16_BF16_PIPE_256_BK64, MMP_K16_BF16_PIPE_128, MMP_K16_BF16_SPREAD_256,
+    MMP_K16_BF16_SPREAD_256_BK64, MMP_K16_BF16_SPREAD_256_BK64_S3,
     MMP_K16_COUNT
 };
 
@@ -89,7 +91,9 @@ static MMP_K16_CONST mmp_k16_cfg mmp_k16_cfgs[MMP_K16_COUNT] = {
     {"bf16_mma_pipe_256",     MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 32, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 1},
     {"bf16_mma_pipe_256_bk64",MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 64, 64, 64, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 1},
     {"bf16_mma_pipe_128",     MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2, 1},
-    {"bf16_mma_pipe_128_bk64",MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 64, 64, 64, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2, 1},
+    {"bf16_mma_spread_256",   MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 32, 64, 64, 6, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 2},
+    {"bf16_mma_spread_256_bk64",MMP_K16_E_BF16,2, MMP_K16_ACC_F32, 128, 256, 64, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 2},
+    {"bf16_mma_spread_256_bk64_s3",MMP_K16_E_BF16,2,MMP_K16_ACC_F32,128, 256, 64, 64, 64, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 2},
 };
 
 /* ---- tile geometry ---------------------------------------------------------------------- */

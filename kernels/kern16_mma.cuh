@@ -40,7 +40,7 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
     constexpr int MI = C.wm / 16, NJ = C.wn / 8, KS = mmp_k16_ksteps(C);
     constexpr int SB = mmp_k16_stage_bytes(C), AB = mmp_k16_a_stage_bytes(C);
     constexpr int ARB = mmp_k16_a_row_bytes(C), BRB = mmp_k16_b_row_bytes(C);
-    static_assert(C.stages >= 2 && C.stages <= 4, "2- to 4-stage pipelines");
+    static_assert(C.stages >= 2 && C.stages <= 6, "2- to 6-stage pipelines");
     static_assert(C.b_kmajor || C.elem_bytes == 2, "ldmatrix .trans needs 16-bit B");
     static_assert(C.mma_k != 8 || !C.b_kmajor, "the k8 variant reads row-major B");
 
@@ -75,6 +75,30 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
         }
 #pragma unroll
         for (int i = 0; i < mmp_k16_copies_b(C); i++) {
+            mmp_k16_copy cp = mmp_k16_copy_b(C, tid, i);
+            int valid = 0;
+            long long gi = mmp_k16_gidx_b(C, cp, n0, k0, N, K, ldb, &valid);
+            mmp_k16_cp_async16(sb + cp.smem, B + (valid ? gi * C.elem_bytes : 0), valid);
+        }
+    };
+
+    /* Part `part` of `parts` of slice kt's copies (copy j of A then B, j % parts == part): the
+     * spread pipeline (pipe 2) issues one part per K step instead of all at the barrier. */
+    auto load_stage_part = [&](int stage, int kt, int part, int parts) {
+        const long long k0 = (long long)kt * C.bk;
+        const uint32_t sa = sbase + stage * SB, sb = sa + AB;
+        constexpr int CA = mmp_k16_copies_a(C), CB = mmp_k16_copies_b(C);
+#pragma unroll
+        for (int i = 0; i < CA; i++) {
+            if (i % parts != part) continue;
+            mmp_k16_copy cp = mmp_k16_copy_a(C, tid, i);
+            int valid = 0;
+            long long gi = mmp_k16_gidx_a(C, cp, m0, k0, M, K, lda, &valid);
+            mmp_k16_cp_async16(sa + cp.smem, A + (valid ? gi * C.elem_bytes : 0), valid);
+        }
+#pragma unroll
+        for (int i = 0; i < CB; i++) {
+            if ((CA + i) % parts != part) continue;
             mmp_k16_copy cp = mmp_k16_copy_b(C, tid, i);
             int valid = 0;
             long long gi = mmp_k16_gidx_b(C, cp, n0, k0, N, K, ldb, &valid);
@@ -164,7 +188,41 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
         }
     };
 
-    if constexpr (C.pipe) {
+    if constexpr (C.pipe == 2) {
+        /* Spread: stages-1 slices in flight before the loop; during slice kt the copies of
+         * slice kt+stages-1 go, one part per K step, into buffer (kt-1) % stages, which the
+         * barrier at the end of slice kt-1 freed (every warp had loaded all of kt-1's fragments
+         * before it). At the last K step: commit that slice, wait for slice kt+1 (wait_group
+         * stages-2: groups 0..kt+1 of the stages+kt committed), barrier, slice kt+1's first
+         * ldmatrix, then this step's mma. Fragments double-buffered as in pipe 1. */
+        static_assert(C.mma_k != 8 && C.promote_k == 0 && KS % 2 == 0,
+                      "the pipelined loop takes m16n8k16/k32, no promotion, an even number of K steps");
+#pragma unroll
+        for (int s = 0; s < C.stages - 1; s++) {
+            if (s < ktiles) load_stage(s, s);
+            mmp_k16_cp_commit();
+        }
+        mmp_k16_cp_wait<C.stages - 2>();
+        __syncthreads();
+        uint32_t fa[2][MI][4], fb[2][NJ][2];
+        load_frag(fa[0], fb[0], 0, 0);
+        for (int kt = 0; kt < ktiles; kt++) {
+            const int stage = kt % C.stages, nk = kt + C.stages - 1;
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++) {
+                if (nk < ktiles) load_stage_part(nk % C.stages, nk, ks, KS);
+                if (ks == KS - 1) {
+                    mmp_k16_cp_commit();
+                    mmp_k16_cp_wait<C.stages - 2>();
+                    __syncthreads();
+                    if (kt + 1 < ktiles) load_frag(fa[(ks + 1) & 1], fb[(ks + 1) & 1], (kt + 1) % C.stages, 0);
+                } else {
+                    load_frag(fa[(ks + 1) & 1], fb[(ks + 1) & 1], stage, ks + 1);
+                }
+                mma_frag(fa[ks & 1], fb[ks & 1]);
+            }
+        }
+    } else if constexpr (C.pipe == 1) {
         /* Pipelined (CUTLASS-style multistage): all `stages` slices in flight before the loop;
          * fragments double-buffered in registers. At the last K step of slice kt the warp
          * waits for slice kt+1 (wait_group stages-2: groups 0..kt+1 of the stages+kt
@@ -236,6 +294,28 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
     /* Epilogue: accumulator register e of lane (g, t) holds row g + 8*(e >> 1), column
      * 2t + (e & 1) of the 16 x 8 block (PTX ISA, "Matrix Fragments for mma.m16n8k16", C/D). */
     const int g = lane >> 2, t = lane & 3;
+    if constexpr (C.pipe > 0 && C.acc == MMP_K16_ACC_F32 && C.promote_k == 0) {
+        /* registers e, e+1 are adjacent columns: one 8-byte store when D allows it */
+        const bool vec = !(ldd & 1) && !((uintptr_t)D & 7);
+#pragma unroll
+        for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+            for (int nj = 0; nj < NJ; nj++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const long long row = m0 + wm_off + mi * 16 + g + 8 * h;
+                    const long long col = n0 + wn_off + nj * 8 + 2 * t;
+                    if (row >= M || col >= N) continue;
+                    float *p = (float *)D + row * ldd + col;
+                    if (vec && col + 1 < N) {
+                        *(float2 *)p = make_float2(acc[mi][nj][2 * h], acc[mi][nj][2 * h + 1]);
+                    } else {
+                        p[0] = acc[mi][nj][2 * h];
+                        if (col + 1 < N) p[1] = acc[mi][nj][2 * h + 1];
+                    }
+                }
+        return;
+    }
 #pragma unroll
     for (int mi = 0; mi < MI; mi++)
 #pragma unroll

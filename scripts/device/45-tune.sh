@@ -16,11 +16,13 @@ start=$(date +%s)
 left() { echo $((budget - ($(date +%s) - start) - 5)); }
 IFS=, read -r -a globs <<<"$MMP_TUNE_FILTER"
 for g in "${globs[@]}"; do
-    tag=${g//[^a-z0-9_]/}
-    timeout "$(( $(left) / 3 ))" "$B/mmaprobe" validate --suite smoke,edge --filter "$g" --seed 42 \
-        -o "$out/validate-$tag.json" > "$out/validate-$tag.txt" 2>&1
-    echo "45-tune: validate smoke,edge '$g': exit $? ($(grep -E '^[0-9]+ pass' "$out/validate-$tag.txt" | tail -1))"
-    grep -E "FAIL|ERROR" "$out/validate-$tag.txt" | head -5
+    for suite in smoke edge; do
+        tag=$suite-${g//[^a-z0-9_]/}
+        timeout "$(( $(left) / 4 ))" "$B/mmaprobe" validate --suite $suite --filter "$g" --seed 42 \
+            -o "$out/validate-$tag.json" > "$out/validate-$tag.txt" 2>&1
+        echo "45-tune: validate $suite '$g': exit $? ($(grep -E '^[0-9]+ pass' "$out/validate-$tag.txt" | tail -1))"
+        grep -E "FAIL|ERROR|error" "$out/validate-$tag.txt" | head -5
+    done
 done
 timeout "$(left)" "$B/bench_kernels" --filter "$MMP_TUNE_FILTER" --sizes "${MMP_TUNE_SIZES:-4096,8192}" \
     --budget "$(( $(left) - 10 ))" --out "$out/bench.md" > "$out/bench.log" 2>&1
