@@ -50,6 +50,7 @@ MMP_K16_TAG(bf16_mma_pipe_128, MMP_K16_BF16_PIPE_128)
 MMP_K16_TAG(bf16_mma_spread_256, MMP_K16_BF16_SPREAD_256)
 MMP_K16_TAG(bf16_mma_spread_256_bk64, MMP_K16_BF16_SPREAD_256_BK64)
 MMP_K16_TAG(bf16_mma_spread_256_bk64_s3, MMP_K16_BF16_SPREAD_256_BK64_S3)
+MMP_K16_TAG(bf16_mma_pipe_256_bk64_s4, MMP_K16_BF16_PIPE_256_BK64_S4)
 
 /* M, N: any (zero-filled edges, bounds-checked stores); K: a multiple of one 16-byte chunk.
  * acc_bits 14 for FP8: the significand bits seed 004 measured for the E4M3 MMA's FP32
@@ -88,6 +89,8 @@ static const mmp_kernel_desc bf16_mma_table[] = {
              "BF16 mma, 128x256 CTA, warps 64x64, 6-stage, prefetch spread over the K steps"),
     BF16_ROW(bf16_mma_spread_256_bk64, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
              "BF16 mma, 128x256 CTA, warps 64x64, 4 stages of 64-wide K, prefetch spread"),
+    BF16_ROW(bf16_mma_pipe_256_bk64_s4, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
+             "BF16 mma, 128x256 CTA, warps 64x64, 4 stages of 64-wide K, fragments double-buffered"),
     BF16_ROW(bf16_mma_spread_256_bk64_s3, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
              "BF16 mma, 128x256 CTA, warps 64x64, 3 stages of 64-wide K, prefetch spread"),
 };
