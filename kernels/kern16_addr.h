@@ -93,8 +93,8 @@ static MMP_K16_CONST mmp_k16_cfg mmp_k16_cfgs[MMP_K16_COUNT] = {
     {"bf16_mma_pipe_128",     MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2, 1},
     {"bf16_mma_spread_256",   MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 32, 64, 64, 6, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 2},
     {"bf16_mma_spread_256_bk64",MMP_K16_E_BF16,2, MMP_K16_ACC_F32, 128, 256, 64, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 2},
-    {"bf16_mma_pipe_256_bk64_s4",MMP_K16_E_BF16,2, MMP_K16_ACC_F32, 128, 256, 64, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 1},
     {"bf16_mma_spread_256_bk64_s3",MMP_K16_E_BF16,2,MMP_K16_ACC_F32,128, 256, 64, 64, 64, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 2},
+    {"bf16_mma_pipe_256_bk64_s4",MMP_K16_E_BF16,2, MMP_K16_ACC_F32, 128, 256, 64, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 1},
 };
 
 /* ---- tile geometry ---------------------------------------------------------------------- */
