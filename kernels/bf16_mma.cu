@@ -47,9 +47,6 @@ MMP_K16_TAG(fp8_mma_promote64, MMP_K16_FP8_PROMOTE)
 MMP_K16_TAG(bf16_mma_pipe_256, MMP_K16_BF16_PIPE_256)
 MMP_K16_TAG(bf16_mma_pipe_256_bk64, MMP_K16_BF16_PIPE_256_BK64)
 MMP_K16_TAG(bf16_mma_pipe_128, MMP_K16_BF16_PIPE_128)
-MMP_K16_TAG(bf16_mma_spread_256, MMP_K16_BF16_SPREAD_256)
-MMP_K16_TAG(bf16_mma_spread_256_bk64, MMP_K16_BF16_SPREAD_256_BK64)
-MMP_K16_TAG(bf16_mma_spread_256_bk64_s3, MMP_K16_BF16_SPREAD_256_BK64_S3)
 MMP_K16_TAG(bf16_mma_pipe_256_bk64_s4, MMP_K16_BF16_PIPE_256_BK64_S4)
 
 /* M, N: any (zero-filled edges, bounds-checked stores); K: a multiple of one 16-byte chunk.
@@ -85,14 +82,8 @@ static const mmp_kernel_desc bf16_mma_table[] = {
              "BF16 mma, 128x256 CTA, warps 64x64, 3 stages of 64-wide K, fragments double-buffered"),
     BF16_ROW(bf16_mma_pipe_128, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
              "BF16 mma, 128x128 CTA, 4 warps 64x64, 4-stage, fragments double-buffered, 2 CTAs/SM"),
-    BF16_ROW(bf16_mma_spread_256, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
-             "BF16 mma, 128x256 CTA, warps 64x64, 6-stage, prefetch spread over the K steps"),
-    BF16_ROW(bf16_mma_spread_256_bk64, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
-             "BF16 mma, 128x256 CTA, warps 64x64, 4 stages of 64-wide K, prefetch spread"),
     BF16_ROW(bf16_mma_pipe_256_bk64_s4, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
              "BF16 mma, 128x256 CTA, warps 64x64, 4 stages of 64-wide K, fragments double-buffered"),
-    BF16_ROW(bf16_mma_spread_256_bk64_s3, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
-             "BF16 mma, 128x256 CTA, warps 64x64, 3 stages of 64-wide K, prefetch spread"),
 };
 
 extern "C" const mmp_kernel_desc *mmp_kernels_bf16_mma(size_t *count)

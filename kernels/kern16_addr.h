@@ -55,8 +55,7 @@ typedef struct mmp_k16_cfg {
     int pipe;          /* 0: the seed's loop (barrier, prefetch, then each K step loads its own
                         * fragments); 1: fragments double-buffered in registers, the next K
                         * step's (and the next slice's first) ldmatrix issued before this
-                        * step's mma; 2: as 1, with the prefetch spread over the K steps
-                        * (kernels/kern16_mma.cuh) */
+                        * step's mma (kernels/kern16_mma.cuh) */
 } mmp_k16_cfg;
 
 /* Index of each configuration in mmp_k16_cfgs[] (the kernels instantiate one template each). */
@@ -66,8 +65,7 @@ enum {
     MMP_K16_BF16_PLAIN, MMP_K16_BF16_PADDED, MMP_K16_BF16_SWIZZLE, MMP_K16_BF16_PADDED_3STAGE,
     MMP_K16_BF16_SWIZZLE_3STAGE, MMP_K16_FP16_F16ACC, MMP_K16_FP16_F16ACC_W64, MMP_K16_FP8,
     MMP_K16_FP8_PROMOTE, MMP_K16_BF16_W64_4STAGE,
-    MMP_K16_BF16_PIPE_256, MMP_K16_BF16_PIPE_256_BK64, MMP_K16_BF16_PIPE_128, MMP_K16_BF16_SPREAD_256,
-    MMP_K16_BF16_SPREAD_256_BK64, MMP_K16_BF16_SPREAD_256_BK64_S3, MMP_K16_BF16_PIPE_256_BK64_S4,
+    MMP_K16_BF16_PIPE_256, MMP_K16_BF16_PIPE_256_BK64, MMP_K16_BF16_PIPE_128, MMP_K16_BF16_PIPE_256_BK64_S4,
     MMP_K16_COUNT
 };
 
@@ -91,9 +89,6 @@ static MMP_K16_CONST mmp_k16_cfg mmp_k16_cfgs[MMP_K16_COUNT] = {
     {"bf16_mma_pipe_256",     MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 32, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 1},
     {"bf16_mma_pipe_256_bk64",MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 64, 64, 64, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 1},
     {"bf16_mma_pipe_128",     MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2, 1},
-    {"bf16_mma_spread_256",   MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 32, 64, 64, 6, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 2},
-    {"bf16_mma_spread_256_bk64",MMP_K16_E_BF16,2, MMP_K16_ACC_F32, 128, 256, 64, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 2},
-    {"bf16_mma_spread_256_bk64_s3",MMP_K16_E_BF16,2,MMP_K16_ACC_F32,128, 256, 64, 64, 64, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 2},
     {"bf16_mma_pipe_256_bk64_s4",MMP_K16_E_BF16,2, MMP_K16_ACC_F32, 128, 256, 64, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 1},
 };
 
@@ -172,6 +167,22 @@ MMP_K16_HD mmp_k16_copy mmp_k16_copy_b(mmp_k16_cfg c, int tid, int i)
     r.smem = mmp_k16_smem_off(c.smem_layout, mmp_k16_b_row_bytes(c), r.row, r.chunk);
     return r;
 }
+/* Incremental form of the copies, for the pipelined kernels (pipe > 0), whose loop cannot
+ * afford the general index arithmetic per copy: copy i of a thread is its copy 0 moved
+ * i * rstep tile rows down (the thread count is a multiple of the chunks per row, so the chunk
+ * stays) and i * sstep bytes on in shared memory (rstep is a multiple of the swizzle period).
+ * suites/check_kern16_maps.c checks both against mmp_k16_copy_a/_b for every thread and copy. */
+MMP_K16_HD int mmp_k16_copy_rstep_a(mmp_k16_cfg c) { return mmp_k16_threads(c) / (mmp_k16_a_row_bytes(c) / 16); }
+MMP_K16_HD int mmp_k16_copy_rstep_b(mmp_k16_cfg c) { return mmp_k16_threads(c) / (mmp_k16_b_row_bytes(c) / 16); }
+MMP_K16_HD int mmp_k16_copy_sstep_a(mmp_k16_cfg c)
+{
+    return mmp_k16_copy_rstep_a(c) * mmp_k16_pitch(c.smem_layout, mmp_k16_a_row_bytes(c));
+}
+MMP_K16_HD int mmp_k16_copy_sstep_b(mmp_k16_cfg c)
+{
+    return mmp_k16_copy_rstep_b(c) * mmp_k16_pitch(c.smem_layout, mmp_k16_b_row_bytes(c));
+}
+
 /* Global element index (not bytes) of the first element of a copy, for the K tile starting
  * at k0 of the CTA tile (m0, n0); *valid = 0 when the chunk lies outside the matrix (the
  * kernel then zero-fills it). A is row-major; B per c.b_kmajor (column- or row-major). */

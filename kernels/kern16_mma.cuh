@@ -40,7 +40,8 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
     constexpr int MI = C.wm / 16, NJ = C.wn / 8, KS = mmp_k16_ksteps(C);
     constexpr int SB = mmp_k16_stage_bytes(C), AB = mmp_k16_a_stage_bytes(C);
     constexpr int ARB = mmp_k16_a_row_bytes(C), BRB = mmp_k16_b_row_bytes(C);
-    static_assert(C.stages >= 2 && C.stages <= 6, "2- to 6-stage pipelines");
+    static_assert(C.stages >= 2 && C.stages <= 4, "2- to 4-stage pipelines");
+    static_assert(!C.pipe || C.b_kmajor, "the pipelined loop's incremental copies take K-major B");
     static_assert(C.b_kmajor || C.elem_bytes == 2, "ldmatrix .trans needs 16-bit B");
     static_assert(C.mma_k != 8 || !C.b_kmajor, "the k8 variant reads row-major B");
 
@@ -82,27 +83,30 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
         }
     };
 
-    /* Part `part` of `parts` of slice kt's copies (copy j of A then B, j % parts == part): the
-     * spread pipeline (pipe 2) issues one part per K step instead of all at the barrier. */
-    auto load_stage_part = [&](int stage, int kt, int part, int parts) {
-        const long long k0 = (long long)kt * C.bk;
-        const uint32_t sa = sbase + stage * SB, sb = sa + AB;
-        constexpr int CA = mmp_k16_copies_a(C), CB = mmp_k16_copies_b(C);
+    /* The pipelined kernels' copies (K-major B): each operand's copy 0 as a byte pointer at
+     * K = 0 and a row count left below it, then copy i of slice kt is that pointer plus
+     * kt * bk elements and i rows of stride rstep (mmp_k16_copy_rstep_*): one multiply-add, one
+     * compare and the K test per copy instead of the general index arithmetic. */
+    const mmp_k16_copy ca0 = mmp_k16_copy_a(C, tid, 0), cb0 = mmp_k16_copy_b(C, tid, 0);
+    constexpr int EPC = 16 / C.elem_bytes;
+    const uint8_t *ga0 = A + ((m0 + ca0.row) * lda + (long long)ca0.chunk * EPC) * C.elem_bytes;
+    const uint8_t *gb0 = B + ((n0 + cb0.row) * ldb + (long long)cb0.chunk * EPC) * C.elem_bytes;
+    const long long rows_a = M - m0 - ca0.row, rows_b = N - n0 - cb0.row;   /* copy i valid: i*rstep < rows */
+    const long long gstep_a = (long long)mmp_k16_copy_rstep_a(C) * lda * C.elem_bytes;
+    const long long gstep_b = (long long)mmp_k16_copy_rstep_b(C) * ldb * C.elem_bytes;
+    auto load_stage_inc = [&](int stage, int kt) {
+        const uint32_t sa = sbase + stage * SB + ca0.smem, sb = sbase + stage * SB + AB + cb0.smem;
+        const long long kb = (long long)kt * C.bk * C.elem_bytes;
+        const bool ka = (long long)kt * C.bk + ca0.chunk * EPC < K, kbv = (long long)kt * C.bk + cb0.chunk * EPC < K;
 #pragma unroll
-        for (int i = 0; i < CA; i++) {
-            if (i % parts != part) continue;
-            mmp_k16_copy cp = mmp_k16_copy_a(C, tid, i);
-            int valid = 0;
-            long long gi = mmp_k16_gidx_a(C, cp, m0, k0, M, K, lda, &valid);
-            mmp_k16_cp_async16(sa + cp.smem, A + (valid ? gi * C.elem_bytes : 0), valid);
+        for (int i = 0; i < mmp_k16_copies_a(C); i++) {
+            const bool v = ka && (long long)i * mmp_k16_copy_rstep_a(C) < rows_a;
+            mmp_k16_cp_async16(sa + i * mmp_k16_copy_sstep_a(C), v ? ga0 + kb + i * gstep_a : A, v);
         }
 #pragma unroll
-        for (int i = 0; i < CB; i++) {
-            if ((CA + i) % parts != part) continue;
-            mmp_k16_copy cp = mmp_k16_copy_b(C, tid, i);
-            int valid = 0;
-            long long gi = mmp_k16_gidx_b(C, cp, n0, k0, N, K, ldb, &valid);
-            mmp_k16_cp_async16(sb + cp.smem, B + (valid ? gi * C.elem_bytes : 0), valid);
+        for (int i = 0; i < mmp_k16_copies_b(C); i++) {
+            const bool v = kbv && (long long)i * mmp_k16_copy_rstep_b(C) < rows_b;
+            mmp_k16_cp_async16(sb + i * mmp_k16_copy_sstep_b(C), v ? gb0 + kb + i * gstep_b : B, v);
         }
     };
 
@@ -188,41 +192,7 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
         }
     };
 
-    if constexpr (C.pipe == 2) {
-        /* Spread: stages-1 slices in flight before the loop; during slice kt the copies of
-         * slice kt+stages-1 go, one part per K step, into buffer (kt-1) % stages, which the
-         * barrier at the end of slice kt-1 freed (every warp had loaded all of kt-1's fragments
-         * before it). At the last K step: commit that slice, wait for slice kt+1 (wait_group
-         * stages-2: groups 0..kt+1 of the stages+kt committed), barrier, slice kt+1's first
-         * ldmatrix, then this step's mma. Fragments double-buffered as in pipe 1. */
-        static_assert(C.mma_k != 8 && C.promote_k == 0 && KS % 2 == 0,
-                      "the pipelined loop takes m16n8k16/k32, no promotion, an even number of K steps");
-#pragma unroll
-        for (int s = 0; s < C.stages - 1; s++) {
-            if (s < ktiles) load_stage(s, s);
-            mmp_k16_cp_commit();
-        }
-        mmp_k16_cp_wait<C.stages - 2>();
-        __syncthreads();
-        uint32_t fa[2][MI][4], fb[2][NJ][2];
-        load_frag(fa[0], fb[0], 0, 0);
-        for (int kt = 0; kt < ktiles; kt++) {
-            const int stage = kt % C.stages, nk = kt + C.stages - 1;
-#pragma unroll
-            for (int ks = 0; ks < KS; ks++) {
-                if (nk < ktiles) load_stage_part(nk % C.stages, nk, ks, KS);
-                if (ks == KS - 1) {
-                    mmp_k16_cp_commit();
-                    mmp_k16_cp_wait<C.stages - 2>();
-                    __syncthreads();
-                    if (kt + 1 < ktiles) load_frag(fa[(ks + 1) & 1], fb[(ks + 1) & 1], (kt + 1) % C.stages, 0);
-                } else {
-                    load_frag(fa[(ks + 1) & 1], fb[(ks + 1) & 1], stage, ks + 1);
-                }
-                mma_frag(fa[ks & 1], fb[ks & 1]);
-            }
-        }
-    } else if constexpr (C.pipe == 1) {
+    if constexpr (C.pipe == 1) {
         /* Pipelined (CUTLASS-style multistage): all `stages` slices in flight before the loop;
          * fragments double-buffered in registers. At the last K step of slice kt the warp
          * waits for slice kt+1 (wait_group stages-2: groups 0..kt+1 of the stages+kt
@@ -234,7 +204,7 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
                       "the pipelined loop takes m16n8k16/k32, no promotion, an even number of K steps");
 #pragma unroll
         for (int s = 0; s < C.stages; s++) {
-            if (s < ktiles) load_stage(s, s);
+            if (s < ktiles) load_stage_inc(s, s);
             mmp_k16_cp_commit();
         }
         mmp_k16_cp_wait<C.stages - 1>();
@@ -248,7 +218,7 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
                 if (ks == KS - 1) {
                     mmp_k16_cp_wait<C.stages - 2>();
                     __syncthreads();
-                    if (kt + C.stages < ktiles) load_stage(stage, kt + C.stages);
+                    if (kt + C.stages < ktiles) load_stage_inc(stage, kt + C.stages);
                     mmp_k16_cp_commit();
                     if (kt + 1 < ktiles) load_frag(fa[(ks + 1) & 1], fb[(ks + 1) & 1], (kt + 1) % C.stages, 0);
                 } else {
@@ -314,24 +284,24 @@ mmp_k16_mma_kernel(const uint8_t *__restrict__ A, const uint8_t *__restrict__ B,
                         if (col + 1 < N) p[1] = acc[mi][nj][2 * h + 1];
                     }
                 }
-        return;
-    }
+    } else {
 #pragma unroll
-    for (int mi = 0; mi < MI; mi++)
+        for (int mi = 0; mi < MI; mi++)
 #pragma unroll
-        for (int nj = 0; nj < NJ; nj++)
+            for (int nj = 0; nj < NJ; nj++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const long long row = m0 + wm_off + mi * 16 + g + 8 * (e >> 1);
-                const long long col = n0 + wn_off + nj * 8 + 2 * t + (e & 1);
-                if (row >= M || col >= N) continue;
-                if constexpr (C.acc == MMP_K16_ACC_F16) {
-                    const uint32_t w = acch[mi][nj][e >> 1];
-                    ((uint16_t *)D)[row * ldd + col] = (uint16_t)((e & 1) ? (w >> 16) : (w & 0xffffu));
-                } else {
-                    ((float *)D)[row * ldd + col] = C.promote_k > 0 ? master[mi][nj][e] : acc[mi][nj][e];
+                for (int e = 0; e < 4; e++) {
+                    const long long row = m0 + wm_off + mi * 16 + g + 8 * (e >> 1);
+                    const long long col = n0 + wn_off + nj * 8 + 2 * t + (e & 1);
+                    if (row >= M || col >= N) continue;
+                    if constexpr (C.acc == MMP_K16_ACC_F16) {
+                        const uint32_t w = acch[mi][nj][e >> 1];
+                        ((uint16_t *)D)[row * ldd + col] = (uint16_t)((e & 1) ? (w >> 16) : (w & 0xffffu));
+                    } else {
+                        ((float *)D)[row * ldd + col] = C.promote_k > 0 ? master[mi][nj][e] : acc[mi][nj][e];
+                    }
                 }
-            }
+    }
 }
 
 /* The one launcher signature of both families. Returns MMP_KERNEL_OK, MMP_KERNEL_UNSUPPORTED
