@@ -18,15 +18,21 @@
  *   version 8 is fp16_mma_f16acc_w64: as 7 with 4 warps of 64 x 64 (ldmatrix per mma 0.375 -> 0.25).
  *   version 9 is fp8_mma: E4M3 inputs, m16n8k32, FP32 accumulate (the MMA keeps ~14 bits on
  *     Ada, seed 004). sm_89+ PTX; on sm_90 ptxas emulates it (FP16 conversion + HMMA).
- *   versions 11-14 are the bf16_mma_pipe_* kernels (tuned for Hopper, issue 4's 50 %-of-cuBLAS
- *     goal): 64 x 64 warp tiles, fragments double-buffered in registers with the next K step's
- *     ldmatrix (and, across the barrier, the next slice's first) issued before this step's mma,
- *     all `stages` slices in flight: _256 is 128 x 256 (8 warps, 4 stages of 32-wide K, 96 KB),
- *     _256_bk64 the same with 64-wide K slices (128-byte rows, 3 stages, 144 KB: half the
- *     barriers), _128 is 128 x 128 (4 warps, 4 stages, 64 KB, 2 CTAs per SM) and _128_bk64
- *     (3 stages of 64-wide K, 96 KB, 2 CTAs per SM).
  *   version 10 is fp8_mma_promote64: as 9, each 64-wide K slice accumulated in a zeroed fragment
  *     and added into an FP32 master accumulator on the CUDA cores (DeepSeek-V3's promotion).
+ *   versions 11-13 are Hopper-tuned (issue 4: >= 50 % of cuBLAS BF16 with mma.sync): 64 x 64
+ *     warp tiles, fragments double-buffered in registers (the next K step's ldmatrix, and
+ *     across the barrier the next slice's first, issued before this step's mma), every stage
+ *     in flight, and copies addressed incrementally (one multiply-add per 16-byte copy instead
+ *     of ~20 integer instructions: the SASS showed the loop spending 270 of 460 instructions
+ *     per slice on addresses, and the warps stalled on their fixed latency):
+ *     version 11 is bf16_mma_pipe_256: 128 x 256, 8 warps, 4 stages of 32-wide K (96 KB).
+ *     version 12 is bf16_mma_pipe_256_bk64: as 11 with 64-wide K slices (128-byte rows, 3
+ *       stages, 144 KB): half the barriers. The fastest: 452 TFLOP/s at N = 4096 on the H200,
+ *       57 % of cuBLAS (a 4th stage adds nothing; spreading the copies over the K steps was
+ *       slower, 345).
+ *     version 13 is bf16_mma_pipe_128: 128 x 128, 4 warps, 4 stages of 32-wide K (64 KB),
+ *       2 CTAs per SM.
  *
  * Build: part of libmmp. Run: mmaprobe validate --kernels 'bf16_mma_*'; time:
  * build/bench_kernels --filter 'bf16_*'. Memory maps: kernels/kern16_memmaps.c.
@@ -47,7 +53,6 @@ MMP_K16_TAG(fp8_mma_promote64, MMP_K16_FP8_PROMOTE)
 MMP_K16_TAG(bf16_mma_pipe_256, MMP_K16_BF16_PIPE_256)
 MMP_K16_TAG(bf16_mma_pipe_256_bk64, MMP_K16_BF16_PIPE_256_BK64)
 MMP_K16_TAG(bf16_mma_pipe_128, MMP_K16_BF16_PIPE_128)
-MMP_K16_TAG(bf16_mma_pipe_256_bk64_s4, MMP_K16_BF16_PIPE_256_BK64_S4)
 
 /* M, N: any (zero-filled edges, bounds-checked stores); K: a multiple of one 16-byte chunk.
  * acc_bits 14 for FP8: the significand bits seed 004 measured for the E4M3 MMA's FP32
@@ -82,7 +87,6 @@ static const mmp_kernel_desc bf16_mma_table[] = {
              "BF16 mma, 128x256 CTA, warps 64x64, 3 stages of 64-wide K, fragments double-buffered"),
     BF16_ROW(bf16_mma_pipe_128, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
              "BF16 mma, 128x128 CTA, 4 warps 64x64, 4-stage, fragments double-buffered, 2 CTAs/SM"),
-    BF16_ROW(bf16_mma_pipe_256_bk64_s4, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
              "BF16 mma, 128x256 CTA, warps 64x64, 4 stages of 64-wide K, fragments double-buffered"),
 };
 

@@ -179,7 +179,7 @@ MMA_ENUM(MMP_K16_BF16_PLAIN) MMA_ENUM(MMP_K16_BF16_PADDED) MMA_ENUM(MMP_K16_BF16
 MMA_ENUM(MMP_K16_BF16_PADDED_3STAGE) MMA_ENUM(MMP_K16_BF16_SWIZZLE_3STAGE) MMA_ENUM(MMP_K16_FP16_F16ACC)
 MMA_ENUM(MMP_K16_FP16_F16ACC_W64) MMA_ENUM(MMP_K16_FP8) MMA_ENUM(MMP_K16_FP8_PROMOTE)
 MMA_ENUM(MMP_K16_BF16_W64_4STAGE) MMA_ENUM(MMP_K16_BF16_PIPE_256) MMA_ENUM(MMP_K16_BF16_PIPE_256_BK64)
-MMA_ENUM(MMP_K16_BF16_PIPE_128) MMA_ENUM(MMP_K16_BF16_PIPE_256_BK64_S4)
+MMA_ENUM(MMP_K16_BF16_PIPE_128)
 
 /* Table rows: the geometry fields come from the same configuration rows as the kernels. */
 #define MMA_MAP(id, name, bm, bn, bk, stages, warps, stage_bytes, ctas)                              \
@@ -214,7 +214,6 @@ static const mmp_kernel_memmap bf16_mma_maps[] = {
     MMA_MAP_ROW(MMP_K16_BF16_PIPE_256, "bf16_mma_pipe_256", 128, 256, 32, 64, 64, 4, 2, 0, 1, 1),
     MMA_MAP_ROW(MMP_K16_BF16_PIPE_256_BK64, "bf16_mma_pipe_256_bk64", 128, 256, 64, 64, 64, 3, 2, 0, 1, 1),
     MMA_MAP_ROW(MMP_K16_BF16_PIPE_128, "bf16_mma_pipe_128", 128, 128, 32, 64, 64, 4, 2, 0, 1, 2),
-    MMA_MAP_ROW(MMP_K16_BF16_PIPE_256_BK64_S4, "bf16_mma_pipe_256_bk64_s4", 128, 256, 64, 64, 64, 4, 2, 0, 1, 1),
 };
 
 /* ---- WMMA walk: the staging copies --------------------------------------------------------- */

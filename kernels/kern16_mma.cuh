@@ -7,9 +7,11 @@
  * kernel computes comes from the kern16_addr.h functions that the memory maps also use.
  *
  * Design (seed 004): a CTA computes a bm x bn = 128 x 128 tile of D with 8 warps of 64 x 32 (or
- * 4 warps of 64 x 64; or 128 x 256 with 8 warps of 64 x 64); K advances in 64-byte slices (32 16-bit or 64 8-bit values) staged by
- * cp.async in a `stages`-deep ring; each warp reads its fragments with ldmatrix and issues
- * mma.sync. Edges: out-of-range 16-byte chunks are zero-filled by cp.async (src-size 0) and
+ * 4 warps of 64 x 64; or 128 x 256 with 8 warps of 64 x 64); K advances in 64-byte slices (32
+ * 16-bit or 64 8-bit values; 128-byte slices in one tuned row) staged by cp.async in a
+ * `stages`-deep ring; each warp reads its fragments with ldmatrix and issues mma.sync. Rows
+ * with pipe = 1 (Hopper-tuned, bf16_mma_pipe_*) run a second main loop: fragments
+ * double-buffered in registers, every stage in flight, incremental copy addresses. Edges: out-of-range 16-byte chunks are zero-filled by cp.async (src-size 0) and
  * stores are bounds-checked, so M (and N for column-major B) may be anything; K and the
  * leading dimensions must be multiples of one 16-byte chunk (8 16-bit or 16 8-bit values).
  *
