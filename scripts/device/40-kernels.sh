@@ -11,7 +11,7 @@
 #   3. bench/bench_kernels.sh: SASS tensor-op summary + timing of every registered device kernel
 #      at N = 512, 1024, 2048, 4096, 8192 (median of 20 after 3 warm-up, L2-rotated operands),
 #      speedup vs the same-precision WMMA baseline, % of cuBLAS -> kernels.md (~3-4 minutes).
-# budget-seconds: 200
+# budget-seconds: 240
 # MMP_BENCH_FILTER / MMP_BENCH_SIZES: bench_kernels' --filter / --sizes (a partial re-run).
 # MMP_NCU_PROFILE="kernel kernel": instead of all the above, Nsight Compute's speed-of-light, warp
 #   state and compute sections of one launch of each named kernel at N=4096 (why a kernel is slow)
