@@ -87,7 +87,6 @@ static const mmp_kernel_desc bf16_mma_table[] = {
              "BF16 mma, 128x256 CTA, warps 64x64, 3 stages of 64-wide K, fragments double-buffered"),
     BF16_ROW(bf16_mma_pipe_128, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, 0, 8, 80,
              "BF16 mma, 128x128 CTA, 4 warps 64x64, 4-stage, fragments double-buffered, 2 CTAs/SM"),
-             "BF16 mma, 128x256 CTA, warps 64x64, 4 stages of 64-wide K, fragments double-buffered"),
 };
 
 extern "C" const mmp_kernel_desc *mmp_kernels_bf16_mma(size_t *count)
