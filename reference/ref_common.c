@@ -13,6 +13,7 @@
 
 #include "mmaprobe/format.h"
 #include "reference/ref_internal.h"
+#include "reference/ref_round.h"
 
 double ref_now(void)
 {
@@ -185,86 +186,20 @@ int ref_format_bits(mmp_format f)
     return fi->storage_bits;   /* int4: 4, int8: 8, int32: 32 (magnitude bits <= these) */
 }
 
-/* Nearest-even rounding of a double to f: format.h's, with the native conversions for fp64
- * (identity) and fp32 (C's double -> float: IEEE 754 nearest-even, subnormals and overflow to
- * Inf included; check_reference compares it with MPFR). */
-static double round_ne(double x, mmp_format f)
-{
-    if (f == MMP_FORMAT_FP64) return x;
-    if (f == MMP_FORMAT_FP32) return (double)(float)x;
-    return mmp_format_round(x, f, MMP_ROUND_NEAREST_EVEN, 0);
-}
-
-static int same_value(double x, double y)
-{
-    return (isnan(x) && isnan(y)) || (x == y && signbit(x) == signbit(y));
-}
-
-/* Is the positive double a a rounding boundary of float format f (a point where nearest-even
- * rounding changes its result): a midpoint of two neighbours, or the overflow threshold
- * max + ulp(max)/2. Boundaries are doubles: they have at most p + 1 <= 53 bits. */
-static int is_boundary(double a, mmp_format f, const mmp_format_info *fi)
-{
-    if (a > fi->max_finite) {
-        double pred = mmp_format_round(nextafter(fi->max_finite, 0.0), f, MMP_ROUND_DOWN, 1);
-        return a == fi->max_finite + (fi->max_finite - pred) / 2;
-    }
-    double lo = mmp_format_round(a, f, MMP_ROUND_DOWN, 1);
-    double hi = mmp_format_round(a, f, MMP_ROUND_UP, 1);
-    if (lo == hi) return 0;
-    return a - lo == hi - a;   /* both differences exact (Sterbenz, or lo = 0) */
-}
-
+/* The decisions live in ref_round.h (__host__ __device__: the device path decides with the
+ * same code); these are the host entry points. */
 double mmp_ref_round_out(double d64, int ternary, mmp_format f)
 {
-    const mmp_format_info *fi = mmp_format_get_info(f);
-    if (!fi) return NAN;
-    if (ternary == 0 || !isfinite(d64) || f == MMP_FORMAT_FP64 || !fi->is_float)
-        return round_ne(d64, f);
-    /* X lies strictly between d64 and its neighbour nb on X's side (or at the half-way point):
-     * no double, hence no boundary, lies strictly between them. Nearest rounding is monotone,
-     * so if d64 and nb round alike, X rounds the same way. Otherwise the boundary is d64 or nb:
-     * if it is d64, X (on nb's side of it) rounds as nb; if it is nb, X rounds as d64. */
-    double nb = nextafter(d64, ternary > 0 ? -INFINITY : INFINITY);
-    double r0 = round_ne(d64, f);
-    double r1 = round_ne(nb, f);
-    if (same_value(r0, r1)) return r0;
-    return is_boundary(fabs(d64), f, fi) ? r1 : r0;
+    ref_fmt ff;
+    if (!ref_fmt_init(&ff, f)) return NAN;
+    return ref_round_out_hd(d64, ternary, &ff);
 }
 
 int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f)
 {
-    const mmp_format_info *fi = mmp_format_get_info(f);
-    if (!fi || !(E >= 0.0) || isinf(E)) return 0;
-    double a = fabs(sh);
-    /* exact zeros (their sign needs every term), tiny and huge values: MPFR decides. */
-    if (!(a >= 0x1p-960 && a <= 0x1p1000)) return 0;
-    if (E == 0.0 && fi->is_float) {
-        *d64 = sh;   /* sh = RN(sh + sl) = RN(X) */
-        *dout = mmp_ref_round_out(sh, sl > 0 ? -1 : (sl < 0 ? 1 : 0), f);
-        return 1;
-    }
-    /* X in [sh - W, sh + W]; W rounded up by a relative 2^-50 (its own two roundings). */
-    double W = E == 0.0 ? fabs(sl) : (fabs(sl) + E) * (1.0 + 0x1p-50);
-    double hu_up = (nextafter(sh, INFINITY) - sh) * 0.5;   /* exact: ulps are powers of 2 */
-    double hu_dn = (sh - nextafter(sh, -INFINITY)) * 0.5;
-    if (!(W < hu_up && W < hu_dn)) return 0;
-    /* d64 = sh. For the output format: lo <= sh - W and hi >= sh + W (one step out covers the
-     * rounding of the subtraction), and nearest rounding is monotone. */
-    double lo = W == 0.0 ? sh : nextafter(sh - W, -INFINITY);
-    double hi = W == 0.0 ? sh : nextafter(sh + W, INFINITY);
-    if (fi->is_float) {
-        double r0 = round_ne(lo, f);
-        double r1 = round_ne(hi, f);
-        if (!same_value(r0, r1)) return 0;
-        *d64 = sh; *dout = r0;
-        return 1;
-    }
-    double n0 = nearbyint(lo), n1 = nearbyint(hi);   /* integer output: round, then wrap */
-    if (n0 != n1) return 0;
-    *d64 = sh;
-    *dout = mmp_format_round(n0, f, MMP_ROUND_NEAREST_EVEN, 0);
-    return 1;
+    ref_fmt ff;
+    if (!ref_fmt_init(&ff, f)) return 0;
+    return ref_decide_hd(d64, dout, sh, sl, E, &ff);
 }
 
 /* ---- |alpha| |A||B| + |beta| |C| ---- */

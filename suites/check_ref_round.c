@@ -1,0 +1,253 @@
+/* check_ref_round.c — reference/ref_round.h (the __host__ __device__ format functions the device
+ * reference decides with) against format.c and against the original host-only decision code
+ * (kept below as the oracle), on every format, every rounding mode, with and without
+ * satfinite, over random values, subnormals, midpoints, the overflow threshold and specials.
+ *
+ *   build/suites/check_ref_round            (ctest -L cpu; MMP_SEED=n to reproduce)
+ */
+#include "suites/check_main.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "mmaprobe/format.h"
+#include "reference/ref_round.h"
+
+static uint64_t rs;
+static uint64_t rnd64(void)
+{
+    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+    return rs;
+}
+static double urand(void) { return (double)(rnd64() >> 11) * 0x1p-53; }
+
+static int same_bits(double x, double y) { return (isnan(x) && isnan(y)) || memcmp(&x, &y, 8) == 0; }
+
+/* ---- the oracle: ref_common.c's decision code before it moved to ref_round.h ---- */
+
+static double old_round_ne(double x, mmp_format f)
+{
+    if (f == MMP_FORMAT_FP64) return x;
+    if (f == MMP_FORMAT_FP32) return (double)(float)x;
+    return mmp_format_round(x, f, MMP_ROUND_NEAREST_EVEN, 0);
+}
+
+static int old_same(double x, double y) { return (isnan(x) && isnan(y)) || (x == y && signbit(x) == signbit(y)); }
+
+static int old_is_boundary(double a, mmp_format f, const mmp_format_info *fi)
+{
+    if (a > fi->max_finite) {
+        double pred = mmp_format_round(nextafter(fi->max_finite, 0.0), f, MMP_ROUND_DOWN, 1);
+        return a == fi->max_finite + (fi->max_finite - pred) / 2;
+    }
+    double lo = mmp_format_round(a, f, MMP_ROUND_DOWN, 1), hi = mmp_format_round(a, f, MMP_ROUND_UP, 1);
+    if (lo == hi) return 0;
+    return a - lo == hi - a;
+}
+
+static double old_round_out(double d64, int ternary, mmp_format f)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    if (ternary == 0 || !isfinite(d64) || f == MMP_FORMAT_FP64 || !fi->is_float) return old_round_ne(d64, f);
+    double nb = nextafter(d64, ternary > 0 ? -INFINITY : INFINITY);
+    double r0 = old_round_ne(d64, f), r1 = old_round_ne(nb, f);
+    if (old_same(r0, r1)) return r0;
+    return old_is_boundary(fabs(d64), f, fi) ? r1 : r0;
+}
+
+static int old_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    if (!fi || !(E >= 0.0) || isinf(E)) return 0;
+    double a = fabs(sh);
+    if (!(a >= 0x1p-960 && a <= 0x1p1000)) return 0;
+    if (E == 0.0 && fi->is_float) {
+        *d64 = sh;
+        *dout = old_round_out(sh, sl > 0 ? -1 : (sl < 0 ? 1 : 0), f);
+        return 1;
+    }
+    double W = E == 0.0 ? fabs(sl) : (fabs(sl) + E) * (1.0 + 0x1p-50);
+    double hu_up = (nextafter(sh, INFINITY) - sh) * 0.5, hu_dn = (sh - nextafter(sh, -INFINITY)) * 0.5;
+    if (!(W < hu_up && W < hu_dn)) return 0;
+    double lo = W == 0.0 ? sh : nextafter(sh - W, -INFINITY), hi = W == 0.0 ? sh : nextafter(sh + W, INFINITY);
+    if (fi->is_float) {
+        double r0 = old_round_ne(lo, f), r1 = old_round_ne(hi, f);
+        if (!old_same(r0, r1)) return 0;
+        *d64 = sh; *dout = r0;
+        return 1;
+    }
+    double n0 = nearbyint(lo), n1 = nearbyint(hi);
+    if (n0 != n1) return 0;
+    *d64 = sh;
+    *dout = mmp_format_round(n0, f, MMP_ROUND_NEAREST_EVEN, 0);
+    return 1;
+}
+
+/* ---- interesting doubles for format f ---- */
+
+/* A value near f's range: random magnitudes across (and a little beyond) its exponents,
+ * values of f and their midpoints (+- one double), max, the overflow threshold, specials. */
+static double probe_value(const mmp_format_info *fi)
+{
+    int lo = fi->is_float ? fi->emin - fi->precision - 3 : -3, hi = fi->is_float ? fi->emax + 2 : 36;
+    if (fi->format == MMP_FORMAT_FP64) { lo = -1080; hi = 1024; }
+    double x;
+    switch (rnd64() % 8) {
+    case 0: case 1: case 2:
+        x = ldexp(0.5 + 0.5 * urand(), lo + (int)(urand() * (hi - lo + 1)));
+        break;
+    case 3: case 4: {   /* a value of f, a midpoint, or one double beside them */
+        double v = ldexp(0.5 + 0.5 * urand(), lo + (int)(urand() * (hi - lo + 1)));
+        double a = mmp_format_round(v, fi->format, MMP_ROUND_DOWN, 1);
+        double b = mmp_format_round(v, fi->format, MMP_ROUND_UP, 1);
+        x = rnd64() % 2 ? a : a + (b - a) / 2;
+        int nudge = (int)(rnd64() % 3) - 1;
+        if (nudge) x = nextafter(x, nudge * INFINITY);
+        break;
+    }
+    case 5: {   /* around max and the overflow threshold */
+        double ulp = fi->is_float ? fi->max_finite - mmp_format_round(nextafter(fi->max_finite, 0), fi->format, MMP_ROUND_DOWN, 1) : 1.0;
+        double pts[] = {fi->max_finite, fi->max_finite + ulp / 2, fi->max_finite + ulp, fi->max_finite - ulp / 2};
+        x = pts[rnd64() % 4];
+        int nudge = (int)(rnd64() % 3) - 1;
+        if (nudge) x = nextafter(x, nudge * INFINITY);
+        break;
+    }
+    case 6: {   /* around the smallest subnormal and normal */
+        double pts[] = {fi->min_subnormal, fi->min_subnormal / 2, fi->min_normal, fi->min_subnormal * 1.5, 0.0};
+        x = pts[rnd64() % 5];
+        int nudge = (int)(rnd64() % 3) - 1;
+        if (nudge) x = nextafter(x, nudge * INFINITY);
+        break;
+    }
+    default: {
+        double pts[] = {NAN, INFINITY, 0.0, 1.0, 0.5, 2.5, 3.5, 1e300, 1024.0};
+        x = pts[rnd64() % 9];
+        break;
+    }
+    }
+    return rnd64() % 2 ? -x : x;
+}
+
+START_TEST(decode_matches_format)
+{
+    ref_fmt f;
+    ck_assert(ref_fmt_init(&f, (mmp_format)_i));
+    const mmp_format_info *fi = mmp_format_get_info((mmp_format)_i);
+    int64_t count = fi->storage_bits <= 16 ? (int64_t)1 << fi->storage_bits : 200000;
+    for (int64_t t = 0; t < count; t++) {
+        uint64_t bits = fi->storage_bits <= 16 ? (uint64_t)t : rnd64();
+        if (fi->storage_bits == 32) bits &= 0xffffffffu;
+        if (fi->format == MMP_FORMAT_TF32) bits &= ~0x1fffull;
+        double want = mmp_format_decode(bits, (mmp_format)_i), got = ref_fmt_decode(bits, &f);
+        ck_assert_msg(same_bits(want, got) || (isnan(want) && isnan(got)), "%s bits %llx: %a vs %a",
+                      fi->name, (unsigned long long)bits, want, got);
+    }
+    unsigned char buf[64];
+    for (size_t t = 0; t < sizeof buf; t++) buf[t] = (unsigned char)rnd64();
+    size_t n = sizeof buf * 8 / (size_t)fi->storage_bits;
+    for (size_t t = 0; t < n; t++)
+        ck_assert(same_bits(mmp_format_load(buf, t, (mmp_format)_i), ref_fmt_load(buf, t, &f)));
+}
+END_TEST
+
+START_TEST(round_matches_format)
+{
+    rs = mmp_check_seed * 6364136223846793005ull + (uint64_t)_i * 977 + 1;
+    ref_fmt f;
+    ck_assert(ref_fmt_init(&f, (mmp_format)_i));
+    const mmp_format_info *fi = mmp_format_get_info((mmp_format)_i);
+    for (int t = 0; t < 60000; t++) {
+        double x = probe_value(fi);
+        for (int rnd = 0; rnd < 4; rnd++)
+            for (int sat = 0; sat < 2; sat++) {
+                double want = mmp_format_round(x, (mmp_format)_i, (mmp_round)rnd, sat);
+                double got = ref_fmt_round(x, &f, rnd, sat);
+                ck_assert_msg(same_bits(want, got), "%s round(%a, mode %d, sat %d): format.c %a, ref_round.h %a",
+                              fi->name, x, rnd, sat, want, got);
+            }
+        if (fi->is_float) {   /* the fp32 shortcut equals the general rounding */
+            double want = mmp_format_round(x, (mmp_format)_i, MMP_ROUND_NEAREST_EVEN, 0);
+            ck_assert_msg(same_bits(want, ref_round_ne(x, &f)), "%s ne(%a)", fi->name, x);
+        }
+    }
+}
+END_TEST
+
+START_TEST(round_out_matches_oracle)
+{
+    rs = mmp_check_seed * 2862933555777941757ull + (uint64_t)_i * 31 + 7;
+    ref_fmt f;
+    ck_assert(ref_fmt_init(&f, (mmp_format)_i));
+    const mmp_format_info *fi = mmp_format_get_info((mmp_format)_i);
+    for (int t = 0; t < 60000; t++) {
+        double x = probe_value(fi);
+        int tern = (int)(rnd64() % 3) - 1;
+        double want = old_round_out(x, tern, (mmp_format)_i), got = ref_round_out_hd(x, tern, &f);
+        ck_assert_msg(same_bits(want, got), "%s round_out(%a, %d): %a vs %a", fi->name, x, tern, want, got);
+    }
+}
+END_TEST
+
+START_TEST(decide_matches_oracle)
+{
+    rs = mmp_check_seed * 3935559000370003845ull + (uint64_t)_i * 131 + 5;
+    ref_fmt f;
+    ck_assert(ref_fmt_init(&f, (mmp_format)_i));
+    const mmp_format_info *fi = mmp_format_get_info((mmp_format)_i);
+    int64_t decided = 0, undecided = 0;
+    for (int t = 0; t < 100000; t++) {
+        double sh = probe_value(fi);
+        if (rnd64() % 8 == 0) sh = ldexp(0.5 + 0.5 * urand(), -1000 + (int)(rnd64() % 2040));
+        double ulp = isfinite(sh) ? nextafter(fabs(sh), INFINITY) - fabs(sh) : 1.0;
+        double sl = 0, E = 0;
+        switch (rnd64() % 5) {   /* exact, inexact and certain, near the edge, unknown */
+        case 0: break;
+        case 1: sl = (urand() - 0.5) * ulp; break;
+        case 2: sl = (urand() - 0.5) * ulp; E = urand() * ulp * 0x1p-20; break;
+        case 3: sl = (urand() - 0.5) * ulp; E = urand() * ulp * 0.5; break;
+        default: E = rnd64() % 2 ? INFINITY : NAN; break;
+        }
+        double w64 = 0, wout = 0, g64 = 0, gout = 0;
+        int want = old_decide(&w64, &wout, sh, sl, E, (mmp_format)_i);
+        int got = ref_decide_hd(&g64, &gout, sh, sl, E, &f);
+        ck_assert_msg(want == got, "%s decide(%a, %a, %a): %d vs %d", fi->name, sh, sl, E, want, got);
+        if (want) ck_assert_msg(same_bits(w64, g64) && same_bits(wout, gout), "%s decide(%a, %a, %a): %a/%a vs %a/%a",
+                                fi->name, sh, sl, E, w64, wout, g64, gout);
+        decided += want;
+        undecided += !want;
+    }
+    ck_assert(decided > 10000 && undecided > 10000);   /* both outcomes exercised */
+}
+END_TEST
+
+START_TEST(entry_points_agree)
+{
+    /* ref_decide and mmp_ref_round_out (host) are ref_round.h's functions */
+    ck_assert(isnan(mmp_ref_round_out(1.0, 0, (mmp_format)99)));
+    double d = 0, o = 0;
+    ck_assert_int_eq(ref_decide(&d, &o, 1.0, 0.0, 0.0, (mmp_format)99), 0);
+    ck_assert_int_eq(ref_decide(&d, &o, 1.0, 0x1p-60, 0.0, MMP_FORMAT_BF16), 1);
+    ck_assert(d == 1.0 && o == 1.0);
+    /* 1 + 2^-8 is a bf16 midpoint: just above it rounds up, at it to even (down) */
+    ck_assert(mmp_ref_round_out(1.0 + 0x1p-8, -1, MMP_FORMAT_BF16) == 1.0 + 0x1p-7);
+    ck_assert(mmp_ref_round_out(1.0 + 0x1p-8, 0, MMP_FORMAT_BF16) == 1.0);
+    ck_assert(mmp_ref_round_out(1.0 + 0x1p-8, 1, MMP_FORMAT_BF16) == 1.0);
+}
+END_TEST
+
+static Suite *ref_round_suite(void)
+{
+    Suite *s = suite_create("ref_round");
+    TCase *t = tcase_create("ref_round.h matches format.c and the host decisions");
+    tcase_set_timeout(t, 120);
+    tcase_add_loop_test(t, decode_matches_format, 0, MMP_FORMAT_COUNT_);
+    tcase_add_loop_test(t, round_matches_format, 0, MMP_FORMAT_COUNT_);
+    tcase_add_loop_test(t, round_out_matches_oracle, 0, MMP_FORMAT_COUNT_);
+    tcase_add_loop_test(t, decide_matches_oracle, 0, MMP_FORMAT_COUNT_);
+    tcase_add_test(t, entry_points_agree);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+MMP_CHECK_MAIN(ref_round_suite)
