@@ -216,17 +216,11 @@ static void abs_rows(void *ctx, int64_t b, int64_t e, int tid)
     abs_job *j = ctx;
     const ref_data *d = j->d;
     double K = (double)d->k;
-    /* A floating-point dot product of nonnegative terms (products rounded too) satisfies
-     * true <= computed / (1 - gamma_K), gamma_K = K u / (1 - K u), u = 2^-53; for K u <= 1/4
-     * 1 / (1 - gamma_K) <= 1 + 3 K u. Underflowed products lose at most 2^-1075 each. The
-     * products and sums below add a few more roundings: 4 K u covers them. */
-    double up = 1.0 + 4.0 * K * 0x1p-53, tiny = K * 0x1p-1074;
-    double aa = fabs(d->g->alpha), bb = fabs(d->g->beta);
+    double aa = fabs(d->g->alpha), bb = d->c64 ? fabs(d->g->beta) : 0.0;
     for (int64_t i = b; i < e; i++)
         for (int64_t jj = 0; jj < d->n; jj++) {
-            double s = aa * (j->ab[i * d->n + jj] * up + tiny);
-            if (d->c64) s += bb * fabs(d->c64[i * d->n + jj]);
-            j->r->absbound[i * d->n + jj] = s == 0.0 ? 0.0 : s * (1.0 + 0x1p-50) + 0x1p-1074;
+            j->r->absbound[i * d->n + jj] =
+                ref_absbound_one(j->ab[i * d->n + jj], K, aa, bb, d->c64 ? fabs(d->c64[i * d->n + jj]) : 0.0);
         }
 }
 
@@ -257,6 +251,21 @@ void ref_absbound_finish(mmp_ref_result *r, const ref_data *d, const double *ab)
 
 /* ---- entry points ---- */
 
+/* Which device path: 2, 1, 0 (not the device path) or -1 (version 2 forced but not possible).
+ * Version 2 takes every float or integer format; it leaves to version 1 (or the host) what
+ * the host handles anyway: exact integer GEMMs, force_mpfr and non-finite alpha/beta. */
+static int device_version(const mmp_ref_options *o, const mmp_gemm *g, int integer)
+{
+    if (o->path != MMP_REF_PATH_CUDA) return 0;
+    int want = o->device_version;
+    const char *e = getenv("MMP_REF_DEVICE_VERSION");
+    if (want == 0 && e && (*e == '1' || *e == '2')) want = *e - '0';
+    if (want == 1) return 1;
+    int fits = !integer && !o->force_mpfr && isfinite(g->alpha) && isfinite(g->beta);
+    if (want == 2 && !fits) return -1;
+    return fits ? 2 : 1;
+}
+
 mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const void *c,
                         const mmp_gemm *g, const mmp_ref_options *o)
 {
@@ -279,6 +288,18 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
     MMP_TRY(ref_result_alloc(r, g->m, g->n, o->want_absbound, integer));
     r->is_integer = integer;
     r->path = o->path;
+    int version = device_version(o, g, integer);
+    if (version == 2) {   /* native operands straight to the device: no host load */
+        mmp_status st = ref_cuda2_run(r, a, b, c, g, o, threads);
+        if (st != MMP_STATUS_OK) { mmp_ref_result_clear(r); return st; }
+        r->time.total_s = ref_now() - t0;
+        return MMP_STATUS_OK;
+    }
+    if (version < 0) {
+        mmp_ref_result_clear(r);
+        return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: device path version 2 cannot take this problem "
+                       "(integer inputs with integer alpha/beta, force_mpfr or a non-finite alpha/beta)");
+    }
     ref_data d;
     mmp_status st = ref_data_load(&d, a, b, c, g, threads);
     if (st != MMP_STATUS_OK) { mmp_ref_result_clear(r); return st; }
@@ -340,7 +361,47 @@ mmp_status mmp_ref_element(double *d64, double *dout, const void *a, const void 
     return MMP_STATUS_OK;
 }
 
+typedef struct {
+    mmp_ref_result *r;
+    const void *a, *b, *c;
+    const mmp_gemm *g;
+    const int64_t *idx;
+    int failed;
+} native_job;
+
+static void native_range(void *ctx, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    native_job *j = ctx;
+    for (int64_t t = b; t < e; t++) {
+        int64_t x = j->idx[t];
+        if (mmp_ref_element(&j->r->d64[x], &j->r->dout[x], j->a, j->b, j->c, j->g, x / j->g->n, x % j->g->n) !=
+            MMP_STATUS_OK)
+            j->failed = 1;
+    }
+}
+
+mmp_status ref_mpfr_native_list(mmp_ref_result *r, const void *a, const void *b, const void *c,
+                                const mmp_gemm *g, const int64_t *idx, int64_t count, int threads)
+{
+    if (count <= 0) return MMP_STATUS_OK;
+    double t0 = ref_now();
+    native_job j = {r, a, b, c, g, idx, 0};
+    ref_parallel(threads, count, 4, native_range, &j);
+    r->time.mpfr_s += ref_now() - t0;
+    r->n_mpfr += count;
+    if (j.failed) return MMP_ERR(MMP_STATUS_INTERNAL, "reference: MPFR recomputation of an element failed");
+    return MMP_STATUS_OK;
+}
+
 #ifndef MMP_HAVE_CUDA
+mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
+                         const mmp_ref_options *o, int threads)
+{
+    (void)r; (void)a; (void)b; (void)c; (void)g; (void)o; (void)threads;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
+
 mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o)
 {
     (void)r; (void)d; (void)o;

@@ -3,6 +3,9 @@
  * (kept below as the oracle), on every format, every rounding mode, with and without
  * satfinite, over random values, subnormals, midpoints, the overflow threshold and specials.
  *
+ * Also: problems with entries far below their row/column maximum (prob_far) drive the certified
+ * CPU path into both remainder modes (bound and exact lists), and it agrees with pure MPFR there.
+ *
  *   build/suites/check_ref_round            (ctest -L cpu; MMP_SEED=n to reproduce)
  */
 #include "suites/check_main.h"
@@ -11,17 +14,9 @@
 #include <string.h>
 
 #include "mmaprobe/format.h"
+#include "mmaprobe/reference.h"
 #include "reference/ref_round.h"
-
-static uint64_t rs;
-static uint64_t rnd64(void)
-{
-    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
-    return rs;
-}
-static double urand(void) { return (double)(rnd64() >> 11) * 0x1p-53; }
-
-static int same_bits(double x, double y) { return (isnan(x) && isnan(y)) || memcmp(&x, &y, 8) == 0; }
+#include "suites/ref_testgen.h"
 
 /* ---- the oracle: ref_common.c's decision code before it moved to ref_round.h ---- */
 
@@ -236,6 +231,45 @@ START_TEST(entry_points_agree)
 }
 END_TEST
 
+/* the certified CPU path in both remainder modes, against MPFR, with alpha, beta C and outputs
+ * of several formats (check_gpu_reference runs the same problems on the device paths) */
+START_TEST(far_entries_both_modes)
+{
+    static const mmp_format ins[] = {MMP_FORMAT_FP32, MMP_FORMAT_BF16, MMP_FORMAT_FP16};
+    static const mmp_format outs[] = {MMP_FORMAT_FP32, MMP_FORMAT_BF16, MMP_FORMAT_E4M3, MMP_FORMAT_INT8};
+    rs = mmp_check_seed * 7046029254386353131ull + (uint64_t)_i * 17 + 9;
+    for (int v = 0; v < 2; v++) {
+        mmp_format fi = ins[_i % 3], fo = outs[(_i + v) % 4];
+        prob p;
+        int64_t m = 20 + (int64_t)(rnd64() % 20) * 2, n = 18 + (int64_t)(rnd64() % 20) * 2, k = 40 + (int64_t)(rnd64() % 200);
+        prob_make(&p, fi, fi, fo, fo, m, n, k, (int)(rnd64() % 8), (int)(rnd64() % 2), v ? 3.0 : 1.0, v ? 0.1 : 0.0,
+                  GEN_RANDOM);
+        prob_far(&p, v == 0 ? 0.25 : 0.01);
+        mmp_ref_options o;
+        mmp_ref_options_init(&o);
+        mmp_ref_result rc, rm;
+        mmp_ref_result_init(&rc);
+        mmp_ref_result_init(&rm);
+        ck_assert(mmp_ref_gemm(&rc, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
+        o.path = MMP_REF_PATH_MPFR;
+        ck_assert(mmp_ref_gemm(&rm, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
+        if (v == 0 && fi == MMP_FORMAT_FP32)   /* a quarter of the entries keep remainders: bound */
+            ck_assert_msg(!rc.split.sparse && rc.split.n_remainders > 0, "fp32 far 1/4: sparse %d, %lld remainders",
+                          rc.split.sparse, (long long)rc.split.n_remainders);
+        if (v == 1)   /* one in a hundred: exact lists */
+            ck_assert_msg(rc.split.sparse, "far 1/100: bound mode with %lld remainders", (long long)rc.split.n_remainders);
+        for (int64_t x = 0; x < m * n; x++)
+            ck_assert_msg(same_bits(rc.d64[x], rm.d64[x]) && same_bits(rc.dout[x], rm.dout[x]),
+                          "%s->%s far v%d (%lld,%lld): certified %a/%a mpfr %a/%a", mmp_format_name(fi),
+                          mmp_format_name(fo), v, (long long)(x / n), (long long)(x % n), rc.d64[x], rc.dout[x],
+                          rm.d64[x], rm.dout[x]);
+        mmp_ref_result_clear(&rc);
+        mmp_ref_result_clear(&rm);
+        prob_free(&p);
+    }
+}
+END_TEST
+
 static Suite *ref_round_suite(void)
 {
     Suite *s = suite_create("ref_round");
@@ -246,6 +280,7 @@ static Suite *ref_round_suite(void)
     tcase_add_loop_test(t, round_out_matches_oracle, 0, MMP_FORMAT_COUNT_);
     tcase_add_loop_test(t, decide_matches_oracle, 0, MMP_FORMAT_COUNT_);
     tcase_add_test(t, entry_points_agree);
+    tcase_add_loop_test(t, far_entries_both_modes, 0, 6);
     suite_add_tcase(s, t);
     return s;
 }
