@@ -165,6 +165,7 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
     int64_t m = gm->m, n = gm->n, k = gm->k;
     int smax_a, smax_b;
     ref_slicing(beta, &smax_a, &smax_b, k, ref_format_bits(gm->a), ref_format_bits(gm->b), o->slices);
+    /* the same numbers as ref_v2_plan_make's; the plan is made once the counts are known */
     MMP_TRY(dalloc(g, &g->ea, m)); MMP_TRY(dalloc(g, &g->fb, n)); MMP_TRY(dalloc(g, &g->bada, m));
     MMP_TRY(dalloc(g, &g->badb, n)); MMP_TRY(dalloc(g, &g->suma, m)); MMP_TRY(dalloc(g, &g->sumb, n));
     MMP_TRY(dalloc(g, &g->cfa, m)); MMP_TRY(dalloc(g, &g->cla, m)); MMP_TRY(dalloc(g, &g->cfb, n));
@@ -184,12 +185,11 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
     int64_t full_a = 0, last_a = 0, full_b = 0, last_b = 0;
     for (int64_t i = 0; i < m; i++) { full_a += hv->cfa[i]; last_a += hv->cla[i]; }
     for (int64_t j = 0; j < n; j++) { full_b += hv->cfb[j]; last_b += hv->clb[j]; }
-    size_t mk = (size_t)m * k, kn = (size_t)k * n;
-    int drop_a = o->slices <= 0 && smax_a > 1 && last_a <= (int64_t)(mk / 64);
-    int drop_b = o->slices <= 0 && smax_b > 1 && last_b <= (int64_t)(kn / 64);
-    *sa = smax_a - drop_a; *sb = smax_b - drop_b;
-    int64_t nnz_a = drop_a ? last_a : full_a, nnz_b = drop_b ? last_b : full_b;
-    *sparse = (double)nnz_a * n + (double)nnz_b * m <= (double)m * n * k / 16.0 + 64.0 * (m + n);
+    ref_v2_plan pl;
+    ref_v2_plan_make(&pl, gm, o, full_a, last_a, full_b, last_b);
+    *sa = pl.sa; *sb = pl.sb; *sparse = pl.sparse;
+    int drop_a = pl.drop_a, drop_b = pl.drop_b;
+    int64_t nnz_a = pl.nnz_a, nnz_b = pl.nnz_b;
     r->slices_a = *sa; r->slices_b = *sb; r->slice_bits = *beta;
     r->split.n_remainders = nnz_a + nnz_b;
     r->split.sparse = *sparse;
@@ -248,8 +248,8 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     ref_fmt_init(&fa, gm->a); ref_fmt_init(&fb, gm->b); ref_fmt_init(&fc, gm->c); ref_fmt_init(&fd, gm->d);
     t1 = ref_now();
     MMP_TRY(dalloc(g, &g->a64, mk)); MMP_TRY(dalloc(g, &g->b64, kn));
-    v2_decode_kernel<<<blocks(mk), 256>>>(g->a64, g->na, fa, gm->la, gm->lda, m, k, 1);
-    v2_decode_kernel<<<blocks(kn), 256>>>(g->b64, g->nb, fb, gm->lb, gm->ldb, k, n, 0);
+    v2_decode_kernel<<<blocks(mk), 256>>>(g->a64, g->na, fa, gm->la, gm->lda, m, k, 1, 0);
+    v2_decode_kernel<<<blocks(kn), 256>>>(g->b64, g->nb, fb, gm->lb, gm->ldb, k, n, 0, 0);
     MMP_TRY(sync_add(&r->split.decode_s, t1));
     r->time.convert_s = ref_now() - t0;
     t1 = ref_now();
@@ -286,7 +286,7 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     t1 = ref_now();
     MMP_TRY(dalloc(g, &g->n_und, 1)); MMP_TRY(dalloc(g, &g->und, UNDECIDED_CAP));
     MMP_CUDA_CHECK(cudaMemset(g->n_und, 0, sizeof(int64_t)));
-    v2_finish_args fa2;
+    ref_v2_args fa2;
     memset(&fa2, 0, sizeof fa2);
     fa2.a = g->na; fa2.b = g->nb; fa2.c = g->nc; fa2.fa = fa; fa2.fb = fb; fa2.fc = fc; fa2.fd = fd;
     fa2.la = gm->la; fa2.lb = gm->lb; fa2.lc = gm->lc; fa2.lda = gm->lda; fa2.ldb = gm->ldb; fa2.ldc = gm->ldc;
@@ -295,13 +295,12 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     fa2.rowbad = g->bada; fa2.colbad = g->badb; fa2.ra_ptr = g->ra_ptr; fa2.rb_ptr = g->rb_ptr;
     fa2.ra_k = g->ra_k; fa2.rb_k = g->rb_k; fa2.ra_v = g->ra_v; fa2.rb_v = g->rb_v;
     fa2.ra_max = g->ra_max; fa2.a_sum = g->a_sum; fa2.rb_max = g->rb_max; fa2.b_sum = g->b_sum;
-    fa2.n_undecided = g->n_und; fa2.cap = UNDECIDED_CAP; fa2.undecided = g->und;
-    v2_finish_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, fa2);
+    v2_finish_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, fa2, g->n_und, g->und, UNDECIDED_CAP);
     MMP_TRY(sync_add(&r->split.finish_s, t1));
     if (r->absbound) {   /* stage 7, in the slice planes (sa, sb >= 1: room for |A|, |B|) */
         t1 = ref_now();
-        v2_abs_decode_kernel<<<blocks(mk), 256>>>(g->qa, g->na, fa, gm->la, gm->lda, m, k, 1);
-        v2_abs_decode_kernel<<<blocks(kn), 256>>>(g->qb, g->nb, fb, gm->lb, gm->ldb, k, n, 0);
+        v2_decode_kernel<<<blocks(mk), 256>>>(g->qa, g->na, fa, gm->la, gm->lda, m, k, 1, 1);
+        v2_decode_kernel<<<blocks(kn), 256>>>(g->qb, g->nb, fb, gm->lb, gm->ldb, k, n, 0, 1);
         MMP_CUDA_CHECK(cudaGetLastError());
         MMP_CUBLAS_CHECK(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, g->qb, (int)k,
                                      g->qa, (int)k, &zero, g->p, (int)n));

@@ -3,6 +3,9 @@
  * (kept below as the oracle), on every format, every rounding mode, with and without
  * satfinite, over random values, subnormals, midpoints, the overflow threshold and specials.
  *
+ * The host model of the device path's version 2 (ref_v2_host.c: its per-element functions,
+ * plan, lists and bounds on the CPU) agrees bit for bit with pure MPFR on random, wide,
+ * cancelling, special-value and far-entry problems, every output format, alpha and beta C.
  * Also: problems with entries far below their row/column maximum (prob_far) drive the certified
  * CPU path into both remainder modes (bound and exact lists), and it agrees with pure MPFR there.
  *
@@ -16,6 +19,7 @@
 #include "mmaprobe/format.h"
 #include "mmaprobe/reference.h"
 #include "reference/ref_round.h"
+#include "reference/ref_v2.h"
 #include "suites/ref_testgen.h"
 
 /* ---- the oracle: ref_common.c's decision code before it moved to ref_round.h ---- */
@@ -270,6 +274,118 @@ START_TEST(far_entries_both_modes)
 }
 END_TEST
 
+/* The host model of version 2 against pure MPFR: every element, d64 and dout; and the plan
+ * (slices, mode) equal to the CPU certified path's (version 1's rules). */
+static void v2_model_agrees(mmp_format fa, mmp_format fb, mmp_format fc, mmp_format fd, gen_kind kind, double far,
+                            double alpha, double beta)
+{
+    int64_t m = 12 + (int64_t)(rnd64() % 20) * 2, n = 10 + (int64_t)(rnd64() % 20) * 2;
+    int64_t k = 2 + (int64_t)(rnd64() % 150);
+    prob p;
+    prob_make(&p, fa, fb, fc, fd, m, n, k, (int)(rnd64() % 8), (int)(rnd64() % 2), alpha, beta, kind);
+    if (far > 0) prob_far(&p, far);
+    mmp_ref_options o;
+    mmp_ref_options_init(&o);
+    o.want_absbound = 1;
+    mmp_ref_result rv, rm, rc;
+    mmp_ref_result_init(&rv); mmp_ref_result_init(&rm); mmp_ref_result_init(&rc);
+    ck_assert_msg(ref_v2_host_run(&rv, p.a, p.b, p.c, &p.g, &o, 2) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert(mmp_ref_gemm(&rc, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
+    o.path = MMP_REF_PATH_MPFR;
+    o.want_absbound = 0;
+    ck_assert(mmp_ref_gemm(&rm, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
+    if (!rc.is_integer)
+        ck_assert_msg(rv.slices_a == rc.slices_a && rv.slices_b == rc.slices_b && rv.split.sparse == rc.split.sparse &&
+                      rv.split.n_remainders == rc.split.n_remainders, "plan: v2 %dx%d sparse %d (%lld) cpu %dx%d sparse %d (%lld)",
+                      rv.slices_a, rv.slices_b, rv.split.sparse, (long long)rv.split.n_remainders, rc.slices_a,
+                      rc.slices_b, rc.split.sparse, (long long)rc.split.n_remainders);
+    for (int64_t x = 0; x < m * n; x++) {
+        ck_assert_msg(same_bits(rv.d64[x], rm.d64[x]) && same_bits(rv.dout[x], rm.dout[x]),
+                      "%s*%s+%s->%s kind %d far %g alpha %g beta %g %lldx%lldx%lld (%lld,%lld): v2 model %a/%a mpfr %a/%a",
+                      mmp_format_name(fa), mmp_format_name(fb), mmp_format_name(fc), mmp_format_name(fd), (int)kind, far,
+                      alpha, beta, (long long)m, (long long)n, (long long)k, (long long)(x / n), (long long)(x % n),
+                      rv.d64[x], rv.dout[x], rm.d64[x], rm.dout[x]);
+        double a = rv.absbound[x], b = rc.absbound[x], tol = 16.0 * (double)k * 0x1p-53 * fmax(a, b) + 0x1p-1000;
+        ck_assert_msg((!isfinite(a) && !isfinite(b)) || a == b || fabs(a - b) <= tol, "absbound %a vs %a", a, b);
+    }
+    mmp_ref_result_clear(&rv); mmp_ref_result_clear(&rm); mmp_ref_result_clear(&rc);
+    prob_free(&p);
+}
+
+static const struct { mmp_format a, b, c, d; } v2_combos[] = {
+    {MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32},
+    {MMP_FORMAT_FP16, MMP_FORMAT_FP16, MMP_FORMAT_FP32, MMP_FORMAT_FP16},
+    {MMP_FORMAT_BF16, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_BF16},
+    {MMP_FORMAT_E4M3, MMP_FORMAT_E5M2, MMP_FORMAT_FP16, MMP_FORMAT_E4M3},
+    {MMP_FORMAT_TF32, MMP_FORMAT_TF32, MMP_FORMAT_FP32, MMP_FORMAT_FP32},
+    {MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64},
+    {MMP_FORMAT_INT8, MMP_FORMAT_INT8, MMP_FORMAT_INT32, MMP_FORMAT_FP32},   /* alpha 0.75: not integer */
+};
+enum { N_V2_COMBOS = sizeof v2_combos / sizeof v2_combos[0] };
+
+START_TEST(v2_model_every_kind)
+{
+    rs = mmp_check_seed * 1442695040888963407ull + (uint64_t)_i * 7919 + 11;
+    static const double alphas[] = {1.0, -0.75, 3.0}, betas[] = {0.0, 1.0, 0.1};
+    for (int kind = GEN_RANDOM; kind <= GEN_SPECIAL; kind++)
+        for (int v = 0; v < 3; v++)
+            v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, (gen_kind)kind, 0.0,
+                            v2_combos[_i].a == MMP_FORMAT_INT8 ? 0.75 : alphas[v], betas[v]);
+    v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, GEN_RANDOM, 0.25, -0.75, 1.0);
+    v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, GEN_RANDOM, 0.01, 3.0, 0.1);
+}
+END_TEST
+
+/* every output format (C in it too: integer C, packed int4), fp32 and bf16 inputs */
+START_TEST(v2_model_every_output)
+{
+    rs = mmp_check_seed * 6364136223846793005ull + (uint64_t)_i * 104729 + 13;
+    mmp_format fd = (mmp_format)_i;
+    v2_model_agrees(MMP_FORMAT_FP32, MMP_FORMAT_FP32, fd, fd, GEN_RANDOM, 0.0, 2.0, 1.0);
+    v2_model_agrees(MMP_FORMAT_BF16, MMP_FORMAT_BF16, fd, fd, GEN_RANDOM, 0.25, -0.75, 0.5);
+    v2_model_agrees(MMP_FORMAT_FP16, MMP_FORMAT_FP16, fd, fd, GEN_WIDE, 0.0, 1.0, -1.0);
+}
+END_TEST
+
+/* X = t u where t, u are far below their row's and column's maximum (whose partners are 0):
+ * the slice products miss rA u + t rB - rA rB, so every remainder term, the cross term rA rB
+ * included, must be right for d64 = t u (exact: 24 + 24 bits). */
+START_TEST(v2_model_remainder_cross_term)
+{
+    rs = mmp_check_seed * 9 + 1;
+    enum { M = 3, N = 4, K = 3 };
+    float a[M * K], b[K * N];
+    double want[M * N];
+    for (int i = 0; i < M; i++) {
+        float t = (float)ldexp(1.0 + ldexp((double)(rnd64() % (1u << 23)), -23), -30 - (int)(rnd64() % 15));
+        a[i * K + 0] = 1.0f; a[i * K + 1] = 0.0f; a[i * K + 2] = (rnd64() & 1) ? -t : t;
+    }
+    for (int j = 0; j < N; j++) {
+        float u = (float)ldexp(1.0 + ldexp((double)(rnd64() % (1u << 23)), -23), -30 - (int)(rnd64() % 15));
+        b[0 * N + j] = 0.0f; b[1 * N + j] = 1.0f; b[2 * N + j] = u;
+    }
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) want[i * N + j] = (double)a[i * K + 2] * (double)b[2 * N + j];
+    mmp_gemm g;
+    mmp_gemm_init(&g, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, M, N, K);
+    mmp_ref_options o;
+    mmp_ref_options_init(&o);
+    for (int path = 0; path < 2; path++) {
+        mmp_ref_result r;
+        mmp_ref_result_init(&r);
+        ck_assert(path ? ref_v2_host_run(&r, a, b, NULL, &g, &o, 1) == MMP_STATUS_OK
+                       : mmp_ref_gemm(&r, a, b, NULL, &g, &o) == MMP_STATUS_OK);
+        ck_assert_msg(r.split.sparse && r.split.n_remainders > 0, "path %d: sparse %d, %lld remainders", path,
+                      r.split.sparse, (long long)r.split.n_remainders);
+        ck_assert_int_eq(r.n_mpfr, 0);
+        for (int x = 0; x < M * N; x++)
+            ck_assert_msg(r.d64[x] == want[x] && r.dout[x] == (double)(float)want[x], "path %d (%d,%d): %a want %a",
+                          path, x / N, x % N, r.d64[x], want[x]);
+        mmp_ref_result_clear(&r);
+    }
+}
+END_TEST
+
 static Suite *ref_round_suite(void)
 {
     Suite *s = suite_create("ref_round");
@@ -281,6 +397,9 @@ static Suite *ref_round_suite(void)
     tcase_add_loop_test(t, decide_matches_oracle, 0, MMP_FORMAT_COUNT_);
     tcase_add_test(t, entry_points_agree);
     tcase_add_loop_test(t, far_entries_both_modes, 0, 6);
+    tcase_add_loop_test(t, v2_model_every_kind, 0, N_V2_COMBOS);
+    tcase_add_loop_test(t, v2_model_every_output, 0, MMP_FORMAT_COUNT_);
+    tcase_add_test(t, v2_model_remainder_cross_term);
     suite_add_tcase(s, t);
     return s;
 }

@@ -112,7 +112,7 @@ static void prob_make(prob *p, mmp_format fa, mmp_format fb, mmp_format fc, mmp_
  * frac, is scaled by 2^-(20..50) (rounded back into its format; narrow formats may flush it
  * to zero). They keep remainders after the slices: frac ~ 1/4 makes the certified paths bound
  * the remainders (step 5's bound form), frac ~ 1/100 lists them (sparse, exact). */
-static void prob_far(prob *p, double frac)
+static inline void prob_far(prob *p, double frac)
 {
     const mmp_gemm *g = &p->g;
     for (int64_t i = 0; i < g->m; i++)
