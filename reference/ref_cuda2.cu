@@ -35,9 +35,12 @@
  *              that the err array holds every flag).
  *   7. |A||B|  (want_absbound) |A|, |B| decoded into the freed slice planes, one more DGEMM,
  *              the bound formula in place (ref_absbound_one, shared with the CPU path).
- *   --- results resident on the device: split.resident_s ---
+ *   --- results resident on the device: split.resident_s (stages 1-7, without split.setup_s:
+ *       the CUDA context, the cuBLAS handle and the first allocations, a once-per-process cost
+ *       in the runner's child) ---
  *   8. download d64, dout (and absbound) into the result arrays, pinned with cudaHostRegister
- *              for the copy (split.download_s); the undecided list (usually empty).
+ *              for the copy (split.download_s; MMP_REF_PIN=0: pageable copies); the undecided
+ *              list (usually empty). Uploads are pinned the same way.
  *   9. MPFR    each undecided element from the native host operands (its row of A and column
  *              of B only: ref_mpfr_native_list); counted in n_mpfr. Nothing is left undecided.
  * Device memory at 8192^3, fp32, 2 x 2 slices: native A, B 0.5 GB + slices 2 GB + a64, b64
@@ -142,16 +145,31 @@ static mmp_status sync_add(double *acc, double t0)
     return MMP_STATUS_OK;
 }
 
-/* A large device -> host copy, pinned for its duration when the driver allows. */
-static mmp_status download_big(void *host, const void *dev, size_t bytes)
+/* A large host <-> device copy, the host side pinned for its duration (cudaHostRegister) when
+ * the driver allows and MMP_REF_PIN is not 0: a DMA at the link's speed instead of the driver's
+ * staged pageable copy. Memory already pinned (cudaMallocHost, registered) fails to register
+ * and is copied as it is. */
+static mmp_status copy_big(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
-    int pinned = cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess;
-    if (!pinned) (void)cudaGetLastError();   /* pageable copy instead */
-    cudaError_t e = cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);
+    static int pin = -1;
+    if (pin < 0) { const char *e = getenv("MMP_REF_PIN"); pin = !(e && *e == '0'); }
+    void *host = kind == cudaMemcpyDeviceToHost ? dst : (void *)src;
+    int pinned = 0;
+    if (pin && bytes >= ((size_t)1 << 22)) {
+        pinned = cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess;
+        if (!pinned) (void)cudaGetLastError();   /* pageable copy instead */
+    }
+    cudaError_t e = cudaMemcpy(dst, src, bytes, kind);
     if (pinned) cudaHostUnregister(host);
     MMP_CUDA_CHECK(e);
     return MMP_STATUS_OK;
 }
+
+static mmp_status download_big(void *host, const void *dev, size_t bytes)
+{
+    return copy_big(host, dev, bytes, cudaMemcpyDeviceToHost);
+}
+
 
 static size_t native_bytes(mmp_format f, mmp_layout l, int64_t ld, int64_t rows, int64_t cols)
 {
@@ -240,9 +258,9 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     if (use_c) MMP_TRY(dalloc(g, (char **)&g->nc, bc));
     r->split.setup_s = ref_now() - t0;
     double t1 = ref_now();
-    MMP_CUDA_CHECK(cudaMemcpy(g->na, a, ba, cudaMemcpyHostToDevice));
-    MMP_CUDA_CHECK(cudaMemcpy(g->nb, b, bb, cudaMemcpyHostToDevice));
-    if (use_c) MMP_CUDA_CHECK(cudaMemcpy(g->nc, c, bc, cudaMemcpyHostToDevice));
+    MMP_TRY(copy_big(g->na, a, ba, cudaMemcpyHostToDevice));
+    MMP_TRY(copy_big(g->nb, b, bb, cudaMemcpyHostToDevice));
+    if (use_c) MMP_TRY(copy_big(g->nc, c, bc, cudaMemcpyHostToDevice));
     r->split.upload_s = ref_now() - t1;
     ref_fmt fa, fb, fc, fd;
     ref_fmt_init(&fa, gm->a); ref_fmt_init(&fb, gm->b); ref_fmt_init(&fc, gm->c); ref_fmt_init(&fd, gm->d);
@@ -309,7 +327,7 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
         r->time.gemm_s += r->split.absbound_s;
     }
     mem_sample(g);
-    r->split.resident_s = ref_now() - t0;
+    r->split.resident_s = ref_now() - t0 - r->split.setup_s;
     t1 = ref_now();
     MMP_TRY(down(n_und, g->n_und, 1));
     MMP_TRY(download_big(r->d64, g->h, mn * sizeof(double)));

@@ -106,9 +106,9 @@ typedef struct mmp_ref_result {
         /* appended for version 2 (everything O(n^2) on the device; load_s stays 0): */
         int version;           /* device path version that ran (1 or 2; 0: not the device path) */
         double decode_s;       /* v2: native formats -> binary64 on the device */
-        double resident_s;     /* v2: from the start until d64, dout (and absbound) are resident
-                                  on the device: setup, upload, decode, prepare, slices, DGEMMs,
-                                  accumulation, finish, |A||B| (excludes download and MPFR) */
+        double resident_s;     /* v2: after setup_s until d64, dout (and absbound) are resident on
+                                  the device: upload, decode, prepare, slices, DGEMMs,
+                                  accumulation, finish, |A||B| (excludes setup, download, MPFR) */
         int64_t n_remainders;  /* certified paths: nonzero remainders of A and B after the slices */
         int sparse;            /* certified paths: remainders added exactly (1) or bounded (0) */
     } split;
