@@ -69,6 +69,12 @@ REF_HD double ref_fmt_decode(uint64_t bits, const ref_fmt *f)
         return (double)v;
     }
     if (f->id == MMP_FORMAT_FP64) return ref_bits_to_double(bits);
+    if (f->id == MMP_FORMAT_FP32) {   /* the native conversion: exact, NaN stays NaN */
+        uint32_t u = (uint32_t)bits;
+        float v;
+        memcpy(&v, &u, 4);
+        return (double)v;
+    }
     bits >>= f->shift;
     uint64_t man = bits & ((1ull << f->man_bits) - 1);
     uint64_t ex = (bits >> f->man_bits) & ((1ull << f->exp_bits) - 1);
