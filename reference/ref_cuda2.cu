@@ -38,7 +38,8 @@
  *   --- results resident on the device: split.resident_s (stages 1-7, without split.setup_s:
  *       the CUDA context, the cuBLAS handle and the first allocations, a once-per-process cost
  *       in the runner's child) ---
- *   8. download d64, dout (and absbound) into the result arrays, pinned with cudaHostRegister
+ *   8. download d64, dout (and absbound) into the result arrays (their pages first touched by
+ *              host threads while the device computes: ref_prefault_start), pinned with cudaHostRegister
  *              for the copy (split.download_s; MMP_REF_PIN=0: pageable copies); the undecided
  *              list (usually empty). Uploads are pinned the same way.
  *   9. MPFR    each undecided element from the native host operands (its row of A and column
@@ -240,7 +241,7 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
 /* Stages 1-8; the undecided indices come back in *und (malloc'ed), their number in *n_und. */
 static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const void *a, const void *b,
                              const void *c, const mmp_gemm *gm, const mmp_ref_options *o, int64_t **und,
-                             int64_t *n_und)
+                             int64_t *n_und, void **prefault)
 {
     int64_t m = gm->m, n = gm->n, k = gm->k;
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
@@ -329,6 +330,8 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     mem_sample(g);
     r->split.resident_s = ref_now() - t0 - r->split.setup_s;
     t1 = ref_now();
+    ref_prefault_join(*prefault);   /* the result pages, touched meanwhile (usually done by now) */
+    *prefault = NULL;
     MMP_TRY(down(n_und, g->n_und, 1));
     MMP_TRY(download_big(r->d64, g->h, mn * sizeof(double)));
     MMP_TRY(download_big(r->dout, g->l, mn * sizeof(double)));
@@ -372,7 +375,10 @@ extern "C" mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void
     memset(&hv, 0, sizeof hv);
     int64_t *und = NULL, n_und = 0;
     double t0 = ref_now();
-    mmp_status st = run_device(r, &dev, &hv, a, b, c, g, o, &und, &n_und);
+    size_t bytes = (size_t)g->m * g->n * sizeof(double);
+    void *pf = ref_prefault_start(r->d64, bytes, r->dout, bytes, r->absbound, bytes, threads < 8 ? threads : 8);
+    mmp_status st = run_device(r, &dev, &hv, a, b, c, g, o, &und, &n_und, &pf);
+    ref_prefault_join(pf);   /* NULL unless run_device stopped before its download */
     r->time.combine_s = ref_now() - t0 - r->time.convert_s - r->time.gemm_s;
     dev_free(&dev);
     host_free(&hv);

@@ -40,6 +40,10 @@ double ref_now(void);
  * ref_big_free only. */
 void *ref_big_alloc(size_t bytes, int zero);
 void ref_big_free(void *p);
+/* Touch (write one byte per 4 KiB of) up to three arrays on `threads` host threads in the
+ * background (NULL arrays skipped); join before using them. Returns a handle (NULL: nothing). */
+void *ref_prefault_start(void *p0, size_t n0, void *p1, size_t n1, void *p2, size_t n2, int threads);
+void ref_prefault_join(void *handle);
 typedef void (*ref_range_fn)(void *ctx, int64_t begin, int64_t end, int tid);
 /* Calls fn over [0, n) in chunks of `chunk`, on `threads` threads (dynamic scheduling). */
 void ref_parallel(int threads, int64_t n, int64_t chunk, ref_range_fn fn, void *ctx);
