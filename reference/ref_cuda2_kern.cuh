@@ -2,8 +2,9 @@
  * whose header says what each stage proves; ref_certified.c's header is the proof). Included by
  * ref_cuda2.cu only. The per-element work is ref_v2.h's (tested on the CPU through the host
  * model, ref_v2_host.c); the block reductions and the list compaction here compute what
- * ref_v2_stats_serial and the model's build_list do serially. Every index is int64 (8192^2 elements and more); grids are 1-D with at most
- * (count + 255) / 256 blocks (count <= 2^37: ref_cuda2.cu checks). */
+ * ref_v2_stats_serial and the model's build_list do serially. Every index is int64 (8192^2
+ * elements and more); grids are 1-D with at most (count + 255) / 256 blocks (count <= 2^37:
+ * ref_cuda2.cu checks) or one block of 256 per row of A / column of B (<= INT32_MAX). */
 #ifndef MMAPROBE_REF_CUDA2_KERN_CUH
 #define MMAPROBE_REF_CUDA2_KERN_CUH
 
