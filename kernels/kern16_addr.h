@@ -43,7 +43,7 @@ typedef struct mmp_k16_cfg {
     int elem;          /* MMP_K16_E_* */
     int elem_bytes;    /* 2 or 1 */
     int acc;           /* MMP_K16_ACC_* */
-    int bm, bn, bk;    /* CTA tile; bk in elements (64 bytes of K per row) */
+    int bm, bn, bk;    /* CTA tile; bk in elements (64 or 128 bytes of K per row) */
     int wm, wn;        /* warp tile */
     int stages;        /* cp.async pipeline depth */
     int smem_layout;   /* MMP_K16_PLAIN / PAD / SWZ, for both operand tiles */
@@ -52,6 +52,10 @@ typedef struct mmp_k16_cfg {
     int mma_k;         /* 8 (m16n8k8), 16 (m16n8k16), 32 (m16n8k32, 8-bit inputs) */
     int promote_k;     /* 0, or promote the fragment into an FP32 master every promote_k of K */
     int ctas_per_sm;   /* occupancy the design expects on sm_80+ (228 KB/SM on sm_90) */
+    int pipe;          /* 0: the seed's loop (barrier, prefetch, then each K step loads its own
+                        * fragments); 1: fragments double-buffered in registers, the next K
+                        * step's (and the next slice's first) ldmatrix issued before this
+                        * step's mma (kernels/kern16_mma.cuh) */
 } mmp_k16_cfg;
 
 /* Index of each configuration in mmp_k16_cfgs[] (the kernels instantiate one template each). */
@@ -61,26 +65,30 @@ enum {
     MMP_K16_BF16_PLAIN, MMP_K16_BF16_PADDED, MMP_K16_BF16_SWIZZLE, MMP_K16_BF16_PADDED_3STAGE,
     MMP_K16_BF16_SWIZZLE_3STAGE, MMP_K16_FP16_F16ACC, MMP_K16_FP16_F16ACC_W64, MMP_K16_FP8,
     MMP_K16_FP8_PROMOTE, MMP_K16_BF16_W64_4STAGE,
+    MMP_K16_BF16_PIPE_256, MMP_K16_BF16_PIPE_256_BK64, MMP_K16_BF16_PIPE_128,
     MMP_K16_COUNT
 };
 
-/*                          name                    elem            eb acc              bm   bn   bk  wm  wn st layout         kmaj loader          mk  prom ctas */
+/*                          name                    elem            eb acc              bm   bn   bk  wm  wn st layout         kmaj loader          mk  prom ctas pipe */
 static MMP_K16_CONST mmp_k16_cfg mmp_k16_cfgs[MMP_K16_COUNT] = {
-    {"fp16_ptx_mma",          MMP_K16_E_FP16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_PAD,   0, MMP_K16_LDSM,   16, 0, 2},
-    {"fp16_ptx_k8",           MMP_K16_E_FP16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_PAD,   0, MMP_K16_LDSM,    8, 0, 2},
-    {"fp16_ptx_fp16acc",      MMP_K16_E_FP16, 2, MMP_K16_ACC_F16, 128, 128, 32, 64, 32, 2, MMP_K16_PAD,   0, MMP_K16_LDSM,   16, 0, 2},
-    {"fp16_ptx_3stage",       MMP_K16_E_FP16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 3, MMP_K16_PAD,   0, MMP_K16_LDSM,   16, 0, 2},
-    {"fp16_ptx_manual_pack",  MMP_K16_E_FP16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_PAD,   0, MMP_K16_MANUAL, 16, 0, 2},
-    {"bf16_mma_plain",        MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_PLAIN, 1, MMP_K16_LDSM,   16, 0, 2},
-    {"bf16_mma_padded",       MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_PAD,   1, MMP_K16_LDSM,   16, 0, 2},
-    {"bf16_mma_swizzle",      MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2},
-    {"bf16_mma_padded_3stage",MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 3, MMP_K16_PAD,   1, MMP_K16_LDSM,   16, 0, 2},
-    {"bf16_mma_swizzle_3stage",MMP_K16_E_BF16,2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2},
-    {"fp16_mma_f16acc",       MMP_K16_E_FP16, 2, MMP_K16_ACC_F16, 128, 128, 32, 64, 32, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2},
-    {"fp16_mma_f16acc_w64",   MMP_K16_E_FP16, 2, MMP_K16_ACC_F16, 128, 128, 32, 64, 64, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2},
-    {"fp8_mma",               MMP_K16_E_E4M3, 1, MMP_K16_ACC_F32, 128, 128, 64, 64, 32, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   32, 0, 2},
-    {"fp8_mma_promote64",     MMP_K16_E_E4M3, 1, MMP_K16_ACC_F32, 128, 128, 64, 64, 32, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   32, 64, 1},
-    {"bf16_mma_w64_4stage",   MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 32, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1},
+    {"fp16_ptx_mma",          MMP_K16_E_FP16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_PAD,   0, MMP_K16_LDSM,   16, 0, 2, 0},
+    {"fp16_ptx_k8",           MMP_K16_E_FP16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_PAD,   0, MMP_K16_LDSM,    8, 0, 2, 0},
+    {"fp16_ptx_fp16acc",      MMP_K16_E_FP16, 2, MMP_K16_ACC_F16, 128, 128, 32, 64, 32, 2, MMP_K16_PAD,   0, MMP_K16_LDSM,   16, 0, 2, 0},
+    {"fp16_ptx_3stage",       MMP_K16_E_FP16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 3, MMP_K16_PAD,   0, MMP_K16_LDSM,   16, 0, 2, 0},
+    {"fp16_ptx_manual_pack",  MMP_K16_E_FP16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_PAD,   0, MMP_K16_MANUAL, 16, 0, 2, 0},
+    {"bf16_mma_plain",        MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_PLAIN, 1, MMP_K16_LDSM,   16, 0, 2, 0},
+    {"bf16_mma_padded",       MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_PAD,   1, MMP_K16_LDSM,   16, 0, 2, 0},
+    {"bf16_mma_swizzle",      MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 2, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2, 0},
+    {"bf16_mma_padded_3stage",MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 3, MMP_K16_PAD,   1, MMP_K16_LDSM,   16, 0, 2, 0},
+    {"bf16_mma_swizzle_3stage",MMP_K16_E_BF16,2, MMP_K16_ACC_F32, 128, 128, 32, 64, 32, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2, 0},
+    {"fp16_mma_f16acc",       MMP_K16_E_FP16, 2, MMP_K16_ACC_F16, 128, 128, 32, 64, 32, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2, 0},
+    {"fp16_mma_f16acc_w64",   MMP_K16_E_FP16, 2, MMP_K16_ACC_F16, 128, 128, 32, 64, 64, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2, 0},
+    {"fp8_mma",               MMP_K16_E_E4M3, 1, MMP_K16_ACC_F32, 128, 128, 64, 64, 32, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   32, 0, 2, 0},
+    {"fp8_mma_promote64",     MMP_K16_E_E4M3, 1, MMP_K16_ACC_F32, 128, 128, 64, 64, 32, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   32, 64, 1, 0},
+    {"bf16_mma_w64_4stage",   MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 32, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 0},
+    {"bf16_mma_pipe_256",     MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 32, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 1},
+    {"bf16_mma_pipe_256_bk64",MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 256, 64, 64, 64, 3, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 1, 1},
+    {"bf16_mma_pipe_128",     MMP_K16_E_BF16, 2, MMP_K16_ACC_F32, 128, 128, 32, 64, 64, 4, MMP_K16_SWZ,   1, MMP_K16_LDSM,   16, 0, 2, 1},
 };
 
 /* ---- tile geometry ---------------------------------------------------------------------- */
@@ -158,6 +166,22 @@ MMP_K16_HD mmp_k16_copy mmp_k16_copy_b(mmp_k16_cfg c, int tid, int i)
     r.smem = mmp_k16_smem_off(c.smem_layout, mmp_k16_b_row_bytes(c), r.row, r.chunk);
     return r;
 }
+/* Incremental form of the copies, for the pipelined kernels (pipe > 0), whose loop cannot
+ * afford the general index arithmetic per copy: copy i of a thread is its copy 0 moved
+ * i * rstep tile rows down (the thread count is a multiple of the chunks per row, so the chunk
+ * stays) and i * sstep bytes on in shared memory (rstep is a multiple of the swizzle period).
+ * suites/check_kern16_maps.c checks both against mmp_k16_copy_a/_b for every thread and copy. */
+MMP_K16_HD int mmp_k16_copy_rstep_a(mmp_k16_cfg c) { return mmp_k16_threads(c) / (mmp_k16_a_row_bytes(c) / 16); }
+MMP_K16_HD int mmp_k16_copy_rstep_b(mmp_k16_cfg c) { return mmp_k16_threads(c) / (mmp_k16_b_row_bytes(c) / 16); }
+MMP_K16_HD int mmp_k16_copy_sstep_a(mmp_k16_cfg c)
+{
+    return mmp_k16_copy_rstep_a(c) * mmp_k16_pitch(c.smem_layout, mmp_k16_a_row_bytes(c));
+}
+MMP_K16_HD int mmp_k16_copy_sstep_b(mmp_k16_cfg c)
+{
+    return mmp_k16_copy_rstep_b(c) * mmp_k16_pitch(c.smem_layout, mmp_k16_b_row_bytes(c));
+}
+
 /* Global element index (not bytes) of the first element of a copy, for the K tile starting
  * at k0 of the CTA tile (m0, n0); *valid = 0 when the chunk lies outside the matrix (the
  * kernel then zero-fills it). A is row-major; B per c.b_kmajor (column- or row-major). */

@@ -178,7 +178,8 @@ MMA_ENUM(MMP_K16_FP16_PTX_3STAGE) MMA_ENUM(MMP_K16_FP16_PTX_MANUAL)
 MMA_ENUM(MMP_K16_BF16_PLAIN) MMA_ENUM(MMP_K16_BF16_PADDED) MMA_ENUM(MMP_K16_BF16_SWIZZLE)
 MMA_ENUM(MMP_K16_BF16_PADDED_3STAGE) MMA_ENUM(MMP_K16_BF16_SWIZZLE_3STAGE) MMA_ENUM(MMP_K16_FP16_F16ACC)
 MMA_ENUM(MMP_K16_FP16_F16ACC_W64) MMA_ENUM(MMP_K16_FP8) MMA_ENUM(MMP_K16_FP8_PROMOTE)
-MMA_ENUM(MMP_K16_BF16_W64_4STAGE)
+MMA_ENUM(MMP_K16_BF16_W64_4STAGE) MMA_ENUM(MMP_K16_BF16_PIPE_256) MMA_ENUM(MMP_K16_BF16_PIPE_256_BK64)
+MMA_ENUM(MMP_K16_BF16_PIPE_128)
 
 /* Table rows: the geometry fields come from the same configuration rows as the kernels. */
 #define MMA_MAP(id, name, bm, bn, bk, stages, warps, stage_bytes, ctas)                              \
@@ -210,6 +211,9 @@ static const mmp_kernel_memmap bf16_mma_maps[] = {
     MMA_MAP_ROW(MMP_K16_FP16_F16ACC_W64, "fp16_mma_f16acc_w64", 128, 128, 32, 64, 64, 3, 2, 0, 1, 2),
     MMA_MAP_ROW(MMP_K16_FP8, "fp8_mma", 128, 128, 64, 64, 32, 3, 1, 0, 1, 2),
     MMA_MAP_ROW(MMP_K16_FP8_PROMOTE, "fp8_mma_promote64", 128, 128, 64, 64, 32, 3, 1, 0, 1, 1),
+    MMA_MAP_ROW(MMP_K16_BF16_PIPE_256, "bf16_mma_pipe_256", 128, 256, 32, 64, 64, 4, 2, 0, 1, 1),
+    MMA_MAP_ROW(MMP_K16_BF16_PIPE_256_BK64, "bf16_mma_pipe_256_bk64", 128, 256, 64, 64, 64, 3, 2, 0, 1, 1),
+    MMA_MAP_ROW(MMP_K16_BF16_PIPE_128, "bf16_mma_pipe_128", 128, 128, 32, 64, 64, 4, 2, 0, 1, 2),
 };
 
 /* ---- WMMA walk: the staging copies --------------------------------------------------------- */

@@ -61,7 +61,7 @@ START_TEST(test_stage_bijection)
     mmp_k16_cfg c = mmp_k16_cfgs[_i];
     ck_assert_int_eq(c.bm % c.wm, 0);
     ck_assert_int_eq(c.bn % c.wn, 0);
-    ck_assert_int_eq(mmp_k16_a_row_bytes(c), 64);
+    ck_assert(mmp_k16_a_row_bytes(c) == 64 || mmp_k16_a_row_bytes(c) == 128);   /* 32- or 64-wide K slices */
     check_operand_bijection(c, 0);
     check_operand_bijection(c, 1);
     ck_assert_int_le(mmp_k16_smem_bytes(c), 227 * 1024);
@@ -131,6 +131,52 @@ START_TEST(test_global_once)
             for (int kt = 0; kt * c.bk < K; kt++) {
                 check_global_once(c, 0, M, N, K, lda, t, kt);
                 check_global_once(c, 1, M, N, K, ldb, t, kt);
+            }
+    }
+}
+END_TEST
+
+/* The pipelined kernels' incremental copies (kern16_mma.cuh, load_stage_inc) address exactly
+ * what mmp_k16_copy_* and mmp_k16_gidx_* give: same tile row, chunk, shared offset, global
+ * index and validity for every thread, copy, slice and CTA tile, at edge shapes too. */
+static void check_incremental(mmp_k16_cfg c, int op, long long M, long long K, long long ld, long long t0, int kt)
+{
+    const int epc = mmp_k16_elems_per_chunk(c), threads = mmp_k16_threads(c);
+    const int copies = op ? mmp_k16_copies_b(c) : mmp_k16_copies_a(c);
+    const int rstep = op ? mmp_k16_copy_rstep_b(c) : mmp_k16_copy_rstep_a(c);
+    const int sstep = op ? mmp_k16_copy_sstep_b(c) : mmp_k16_copy_sstep_a(c);
+    const long long r0 = t0 * (op ? c.bn : c.bm), k0 = (long long)kt * c.bk;
+    for (int tid = 0; tid < threads; tid++) {
+        mmp_k16_copy c0 = op ? mmp_k16_copy_b(c, tid, 0) : mmp_k16_copy_a(c, tid, 0);
+        const long long base = (r0 + c0.row) * ld + (long long)c0.chunk * epc, rows = M - r0 - c0.row;
+        const int kvalid = k0 + (long long)c0.chunk * epc < K;
+        for (int i = 0; i < copies; i++) {
+            mmp_k16_copy ci = op ? mmp_k16_copy_b(c, tid, i) : mmp_k16_copy_a(c, tid, i);
+            int valid = 0;
+            long long gi = op ? mmp_k16_gidx_b(c, ci, r0, k0, M, K, ld, &valid)
+                              : mmp_k16_gidx_a(c, ci, r0, k0, M, K, ld, &valid);
+            ck_assert_int_eq(ci.row, c0.row + i * rstep);
+            ck_assert_int_eq(ci.chunk, c0.chunk);
+            ck_assert_int_eq(ci.smem, c0.smem + i * sstep);
+            ck_assert_int_eq(valid, kvalid && (long long)i * rstep < rows);
+            if (valid) ck_assert_int_eq(gi, base + k0 + (long long)i * rstep * ld);
+        }
+    }
+}
+
+START_TEST(test_incremental_copies)
+{
+    mmp_k16_cfg c = mmp_k16_cfgs[_i];
+    if (!c.pipe) return;        /* only the pipelined loop uses the incremental form */
+    ck_assert(c.b_kmajor);
+    const int epc = mmp_k16_elems_per_chunk(c);
+    const long long shapes[2][3] = {{256, 512, 4LL * c.bk}, {200, 141, 2LL * c.bk + 3 * epc}};
+    for (int s = 0; s < 2; s++) {
+        long long M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], lda = K + epc, ldb = K + 2 * epc;
+        for (long long t = 0; t < 2; t++)
+            for (int kt = 0; kt * c.bk < K; kt++) {
+                check_incremental(c, 0, M, K, lda, t, kt);
+                check_incremental(c, 1, N, K, ldb, t, kt);
             }
     }
 }
@@ -473,6 +519,7 @@ static Suite *kern16_maps_suite(void)
     TCase *t = tcase_create("addressing");
     tcase_add_loop_test(t, test_stage_bijection, 0, MMP_K16_COUNT);
     tcase_add_loop_test(t, test_global_once, 0, MMP_K16_COUNT);
+    tcase_add_loop_test(t, test_incremental_copies, 0, MMP_K16_COUNT);
     tcase_add_loop_test(t, test_fragments, 0, MMP_K16_COUNT);
     tcase_add_loop_test(t, test_maps, 0, MMP_K16_COUNT);
     tcase_add_loop_test(t, test_wmma_maps, 0, 2);
