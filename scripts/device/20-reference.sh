@@ -7,7 +7,8 @@
 #      on device ... x DGEMM; download ... x DGEMM; total ... x DGEMM"; 10^4 random elements
 #      checked against pure MPFR (0 disagreements expected); the naive MPFR triple loop timed
 #      at 512^3 on every core and extrapolated to 8192^3. Then the same with version 1 (host
-#      prepare/finish; --device-version 1) for comparison, without the sample.
+#      prepare/finish; --device-version 1) for comparison, without the sample, and version 2
+#      with pageable uploads/downloads (MMP_REF_PIN=0) against the default pinned ones.
 #   2. bf16 x bf16 -> fp32 at 8192^3 with 2,000 sampled elements (fewer slices), version 2.
 #   3. The device path (version 2) against the CPU certified path, every element bit for bit, at 2048^3 or
 #      1024^3: fp32 (column-major, alpha -0.75, beta 0.5), bf16 -> bf16, e4m3 x e5m2 -> fp16,
@@ -49,6 +50,8 @@ run() {   # name, timeout, args...
 }
 run gpu-fp32-8192 90 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
 run gpu-fp32-8192-v1 40 --gpu --device-version 1 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
+# v2 with pageable copies instead of cudaHostRegister'ed ones (which is faster on this host?)
+MMP_REF_PIN=0 run gpu-fp32-8192-nopin 30 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
 # MMP_REFERENCE_QUICK=1: only the 8192^3 figures (a partial re-run)
 if [ -z "${MMP_REFERENCE_QUICK:-}" ]; then
 run cmp-fp32-2048 40 --gpu --compare-cpu --col --alpha -0.75 --beta 0.5 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
