@@ -16,6 +16,11 @@
  *   5. --compare-cpu (with --gpu): the CPU certified path too, every element compared bit for
  *      bit with the device path. --alpha A --beta B (C random in the output format) and
  *      --col (A and B column-major) vary the problem.
+ *   6. --device-version V (with --gpu): 1 = version 1 (host prepare/finish), 2 = version 2 (every
+ *      O(n^2) stage on the device); default: version 2 where it applies. Version 2 prints the
+ *      time with the results resident on the device (after the set-up: CUDA context, cuBLAS
+ *      handle), the download and the total, each as a multiple of cuBLAS DGEMM ("x DGEMM").
+ *      With --gpu a 64^3 device reference runs first, untimed, to create the CUDA context.
  * Exit status: 0, 1 when any disagreement was found, 2 usage, 3 environment.
  */
 #include <inttypes.h>
@@ -88,7 +93,7 @@ static int64_t parse_list(int64_t *out, int max, const char *s)
 int main(int argc, char **argv)
 {
     int64_t sizes[16] = {256, 1024, 2048};
-    int nsizes = 3, threads = 0, gpu = 0, compare_cpu = 0, col = 0;
+    int nsizes = 3, threads = 0, gpu = 0, compare_cpu = 0, col = 0, device_version = 0;
     double alpha = 1.0, beta = 0.0;
     int64_t full_max = 256, mpfr_rows = 16, sample = 0, naive_size = 0;
     mmp_format fa = MMP_FORMAT_FP32, fb = MMP_FORMAT_FP32, fd = MMP_FORMAT_FP32;
@@ -101,6 +106,7 @@ int main(int argc, char **argv)
         if (!v) { fprintf(stderr, "bench_reference: %s needs a value\n", argv[i]); return 2; }
         if (!strcmp(argv[i], "--sizes")) nsizes = (int)parse_list(sizes, 16, v);
         else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
+        else if (!strcmp(argv[i], "--device-version")) device_version = atoi(v);
         else if (!strcmp(argv[i], "--mpfr-full-max")) full_max = atoll(v);
         else if (!strcmp(argv[i], "--mpfr-rows")) mpfr_rows = atoll(v);
         else if (!strcmp(argv[i], "--sample")) sample = atoll(v);
@@ -123,6 +129,24 @@ int main(int argc, char **argv)
     printf("# bench_reference: %s x %s -> %s, host threads %d, seed %" PRIu64 ", OpenBLAS core %s\n",
            mmp_format_name(fa), mmp_format_name(fb), mmp_format_name(fd), nthreads, seed, openblas_get_corename());
     int64_t disagreements = 0;
+    if (gpu) {   /* the CUDA context, cuBLAS and the kernels' modules, once (the runner's child
+                    has them before its reference too): untimed, printed */
+        mmp_gemm g;
+        mmp_gemm_init(&g, fa, fb, fd, fd, 64, 64, 64);
+        void *a = make(fa, 64, 64), *b = make(fb, 64, 64);
+        mmp_ref_options o;
+        mmp_ref_options_init(&o);
+        o.path = MMP_REF_PATH_CUDA;
+        o.device_version = device_version;
+        mmp_ref_result r;
+        mmp_ref_result_init(&r);
+        if (a && b && mmp_ref_gemm(&r, a, b, NULL, &g, &o) == MMP_STATUS_OK)
+            printf("# device warm-up (CUDA context, cuBLAS, modules): %.3f s at 64^3\n", r.time.total_s);
+        else
+            printf("# device warm-up FAILED: %s\n", mmp_error_last());
+        mmp_ref_result_clear(&r);
+        free(a); free(b);
+    }
     for (int s = 0; s < nsizes; s++) {
         int64_t n = sizes[s];
         mmp_gemm g;
@@ -136,6 +160,7 @@ int main(int argc, char **argv)
         mmp_ref_options_init(&o);
         o.threads = threads;
         o.path = gpu ? MMP_REF_PATH_CUDA : MMP_REF_PATH_CERTIFIED;
+        o.device_version = device_version;
         mmp_ref_result r;
         mmp_ref_result_init(&r);
         mmp_status st = mmp_ref_gemm(&r, a, b, c, &g, &o);
@@ -144,27 +169,40 @@ int main(int argc, char **argv)
             free(a); free(b); free(c);
             return mmp_status_exit_code(st);
         }
-        printf("certified %s: %.3f s (convert %.3f, gemm %.3f, combine+decide %.3f, mpfr %.3f); "
+        printf("certified %s%s: %.3f s (convert %.3f, gemm %.3f, combine+decide %.3f, mpfr %.3f); "
                "n_mpfr %lld of %lld; slices %dx%d of %d bits, %lld DGEMMs\n",
-               gpu ? "gpu" : "cpu", r.time.total_s, r.time.convert_s, r.time.gemm_s, r.time.combine_s,
+               gpu ? "gpu" : "cpu", !gpu ? "" : r.split.version == 2 ? " v2" : " v1", r.time.total_s, r.time.convert_s, r.time.gemm_s, r.time.combine_s,
                r.time.mpfr_s, (long long)r.n_mpfr, (long long)(n * n), r.slices_a, r.slices_b, r.slice_bits,
                (long long)r.n_gemms);
         if (gpu) {
             printf("device memory: %.2f GB at most in use (operands %.2f GB in binary64)\n",
                    r.device_peak_bytes / 1e9, (double)(2 * n * n) * 8 / 1e9);
-            printf("device path split (s): host load %.3f, host prepare %.3f, setup %.3f, upload %.3f, slice %.3f, "
-                   "|A||B| %.3f, DGEMMs %.3f, accumulate %.3f, download %.3f, host finish %.3f\n",
-                   r.split.load_s, r.split.prepare_s, r.split.setup_s, r.split.upload_s, r.split.slice_s,
-                   r.split.absbound_s, r.time.gemm_s - r.split.absbound_s, r.split.accumulate_s, r.split.download_s,
-                   r.split.finish_s);
-        }
-        if (gpu) {
+            if (r.split.version == 2)
+                printf("device path v2 split (s): setup %.3f, upload %.3f, decode %.3f, prepare %.3f, slice %.3f, "
+                       "DGEMMs %.3f, accumulate %.3f, finish+decide %.3f, |A||B| %.3f, download %.3f, mpfr %.3f; "
+                       "%s remainders: %lld\n",
+                       r.split.setup_s, r.split.upload_s, r.split.decode_s, r.split.prepare_s, r.split.slice_s,
+                       r.time.gemm_s - r.split.absbound_s, r.split.accumulate_s, r.split.finish_s, r.split.absbound_s,
+                       r.split.download_s, r.time.mpfr_s, r.split.sparse ? "sparse (exact)" : "bounded",
+                       (long long)r.split.n_remainders);
+            else
+                printf("device path v1 split (s): host load %.3f, host prepare %.3f, setup %.3f, upload %.3f, slice %.3f, "
+                       "|A||B| %.3f, DGEMMs %.3f, accumulate %.3f, download %.3f, host finish %.3f\n",
+                       r.split.load_s, r.split.prepare_s, r.split.setup_s, r.split.upload_s, r.split.slice_s,
+                       r.split.absbound_s, r.time.gemm_s - r.split.absbound_s, r.split.accumulate_s, r.split.download_s,
+                       r.split.finish_s);
             double t_dgemm = 0;
-            if (ref_cuda_time_dgemm(&t_dgemm, n, n, n, 0) == MMP_STATUS_OK)
+            if (ref_cuda_time_dgemm(&t_dgemm, n, n, n, 0) == MMP_STATUS_OK) {
                 printf("cublas dgemm: %.4f s (best of 3); certified gpu / dgemm = %.1fx\n", t_dgemm,
                        r.time.total_s / t_dgemm);
-            else
+                if (r.split.version == 2)
+                    printf("certified gpu v2: resident on device %.4f s = %.2f x DGEMM; download %.4f s = %.2f x DGEMM; "
+                           "total %.4f s = %.2f x DGEMM (setup %.4f s, mpfr %.4f s, n_mpfr %lld)\n", r.split.resident_s,
+                           r.split.resident_s / t_dgemm, r.split.download_s, r.split.download_s / t_dgemm,
+                           r.time.total_s, r.time.total_s / t_dgemm, r.split.setup_s, r.time.mpfr_s, (long long)r.n_mpfr);
+            } else {
                 printf("cublas dgemm: FAILED: %s\n", mmp_error_last());
+            }
         }
         if (gpu && compare_cpu) {
             mmp_ref_options oc = o;

@@ -7,15 +7,10 @@
 
 #include "reference/ref_internal.h"
 
-/* x y added exactly: p + e = x y (fma); e is exact unless |x y| < 2^-968 (then off by at most
- * 2^-1075, added to err). Non-finite products make the element unknown. */
+/* x y added exactly (ref_acc_prod, ref_internal.h) */
 static void acc_prod(ref_cert *c, size_t at, double x, double y)
 {
-    double p = x * y, e = fma(x, y, -p);
-    if (!isfinite(p)) { c->err[at] = INFINITY; return; }
-    ref_acc(&c->h[at], &c->l[at], &c->err[at], p);
-    ref_acc(&c->h[at], &c->l[at], &c->err[at], e);
-    if (!ref_prod_err_exact(x, y, p)) c->err[at] += 0x1p-1073;
+    ref_acc_prod(&c->h[at], &c->l[at], &c->err[at], x, y);
 }
 
 /* rA B - rA rB, by rows of A (each row of the state belongs to one task). */

@@ -281,6 +281,8 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
     /* exact remainder terms cost (nnz_a N + nnz_b M) TwoProds: worth it below ~ one GEMM */
     c->sparse = (double)c->nnz_a * n + (double)c->nnz_b * m <= (double)m * n * k / 16.0 + 64.0 * (m + n);
     r->slices_a = c->sa; r->slices_b = c->sb; r->slice_bits = c->beta;
+    r->split.sparse = c->sparse;
+    r->split.n_remainders = c->nnz_a + c->nnz_b;
     if (c->sparse) {
         mmp_status st = build_lists(c, drop_a ? cl : cf, drop_b ? gl : gf);
         free(cf); free(cl); free(gf); free(gl);

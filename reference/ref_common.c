@@ -13,6 +13,7 @@
 
 #include "mmaprobe/format.h"
 #include "reference/ref_internal.h"
+#include "reference/ref_round.h"
 
 double ref_now(void)
 {
@@ -185,86 +186,20 @@ int ref_format_bits(mmp_format f)
     return fi->storage_bits;   /* int4: 4, int8: 8, int32: 32 (magnitude bits <= these) */
 }
 
-/* Nearest-even rounding of a double to f: format.h's, with the native conversions for fp64
- * (identity) and fp32 (C's double -> float: IEEE 754 nearest-even, subnormals and overflow to
- * Inf included; check_reference compares it with MPFR). */
-static double round_ne(double x, mmp_format f)
-{
-    if (f == MMP_FORMAT_FP64) return x;
-    if (f == MMP_FORMAT_FP32) return (double)(float)x;
-    return mmp_format_round(x, f, MMP_ROUND_NEAREST_EVEN, 0);
-}
-
-static int same_value(double x, double y)
-{
-    return (isnan(x) && isnan(y)) || (x == y && signbit(x) == signbit(y));
-}
-
-/* Is the positive double a a rounding boundary of float format f (a point where nearest-even
- * rounding changes its result): a midpoint of two neighbours, or the overflow threshold
- * max + ulp(max)/2. Boundaries are doubles: they have at most p + 1 <= 53 bits. */
-static int is_boundary(double a, mmp_format f, const mmp_format_info *fi)
-{
-    if (a > fi->max_finite) {
-        double pred = mmp_format_round(nextafter(fi->max_finite, 0.0), f, MMP_ROUND_DOWN, 1);
-        return a == fi->max_finite + (fi->max_finite - pred) / 2;
-    }
-    double lo = mmp_format_round(a, f, MMP_ROUND_DOWN, 1);
-    double hi = mmp_format_round(a, f, MMP_ROUND_UP, 1);
-    if (lo == hi) return 0;
-    return a - lo == hi - a;   /* both differences exact (Sterbenz, or lo = 0) */
-}
-
+/* The decisions live in ref_round.h (__host__ __device__: the device path decides with the
+ * same code); these are the host entry points. */
 double mmp_ref_round_out(double d64, int ternary, mmp_format f)
 {
-    const mmp_format_info *fi = mmp_format_get_info(f);
-    if (!fi) return NAN;
-    if (ternary == 0 || !isfinite(d64) || f == MMP_FORMAT_FP64 || !fi->is_float)
-        return round_ne(d64, f);
-    /* X lies strictly between d64 and its neighbour nb on X's side (or at the half-way point):
-     * no double, hence no boundary, lies strictly between them. Nearest rounding is monotone,
-     * so if d64 and nb round alike, X rounds the same way. Otherwise the boundary is d64 or nb:
-     * if it is d64, X (on nb's side of it) rounds as nb; if it is nb, X rounds as d64. */
-    double nb = nextafter(d64, ternary > 0 ? -INFINITY : INFINITY);
-    double r0 = round_ne(d64, f);
-    double r1 = round_ne(nb, f);
-    if (same_value(r0, r1)) return r0;
-    return is_boundary(fabs(d64), f, fi) ? r1 : r0;
+    ref_fmt ff;
+    if (!ref_fmt_init(&ff, f)) return NAN;
+    return ref_round_out_hd(d64, ternary, &ff);
 }
 
 int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f)
 {
-    const mmp_format_info *fi = mmp_format_get_info(f);
-    if (!fi || !(E >= 0.0) || isinf(E)) return 0;
-    double a = fabs(sh);
-    /* exact zeros (their sign needs every term), tiny and huge values: MPFR decides. */
-    if (!(a >= 0x1p-960 && a <= 0x1p1000)) return 0;
-    if (E == 0.0 && fi->is_float) {
-        *d64 = sh;   /* sh = RN(sh + sl) = RN(X) */
-        *dout = mmp_ref_round_out(sh, sl > 0 ? -1 : (sl < 0 ? 1 : 0), f);
-        return 1;
-    }
-    /* X in [sh - W, sh + W]; W rounded up by a relative 2^-50 (its own two roundings). */
-    double W = E == 0.0 ? fabs(sl) : (fabs(sl) + E) * (1.0 + 0x1p-50);
-    double hu_up = (nextafter(sh, INFINITY) - sh) * 0.5;   /* exact: ulps are powers of 2 */
-    double hu_dn = (sh - nextafter(sh, -INFINITY)) * 0.5;
-    if (!(W < hu_up && W < hu_dn)) return 0;
-    /* d64 = sh. For the output format: lo <= sh - W and hi >= sh + W (one step out covers the
-     * rounding of the subtraction), and nearest rounding is monotone. */
-    double lo = W == 0.0 ? sh : nextafter(sh - W, -INFINITY);
-    double hi = W == 0.0 ? sh : nextafter(sh + W, INFINITY);
-    if (fi->is_float) {
-        double r0 = round_ne(lo, f);
-        double r1 = round_ne(hi, f);
-        if (!same_value(r0, r1)) return 0;
-        *d64 = sh; *dout = r0;
-        return 1;
-    }
-    double n0 = nearbyint(lo), n1 = nearbyint(hi);   /* integer output: round, then wrap */
-    if (n0 != n1) return 0;
-    *d64 = sh;
-    *dout = mmp_format_round(n0, f, MMP_ROUND_NEAREST_EVEN, 0);
-    return 1;
+    ref_fmt ff;
+    if (!ref_fmt_init(&ff, f)) return 0;
+    return ref_decide_hd(d64, dout, sh, sl, E, &ff);
 }
 
 /* ---- |alpha| |A||B| + |beta| |C| ---- */
@@ -281,17 +216,11 @@ static void abs_rows(void *ctx, int64_t b, int64_t e, int tid)
     abs_job *j = ctx;
     const ref_data *d = j->d;
     double K = (double)d->k;
-    /* A floating-point dot product of nonnegative terms (products rounded too) satisfies
-     * true <= computed / (1 - gamma_K), gamma_K = K u / (1 - K u), u = 2^-53; for K u <= 1/4
-     * 1 / (1 - gamma_K) <= 1 + 3 K u. Underflowed products lose at most 2^-1075 each. The
-     * products and sums below add a few more roundings: 4 K u covers them. */
-    double up = 1.0 + 4.0 * K * 0x1p-53, tiny = K * 0x1p-1074;
-    double aa = fabs(d->g->alpha), bb = fabs(d->g->beta);
+    double aa = fabs(d->g->alpha), bb = d->c64 ? fabs(d->g->beta) : 0.0;
     for (int64_t i = b; i < e; i++)
         for (int64_t jj = 0; jj < d->n; jj++) {
-            double s = aa * (j->ab[i * d->n + jj] * up + tiny);
-            if (d->c64) s += bb * fabs(d->c64[i * d->n + jj]);
-            j->r->absbound[i * d->n + jj] = s == 0.0 ? 0.0 : s * (1.0 + 0x1p-50) + 0x1p-1074;
+            j->r->absbound[i * d->n + jj] =
+                ref_absbound_one(j->ab[i * d->n + jj], K, aa, bb, d->c64 ? fabs(d->c64[i * d->n + jj]) : 0.0);
         }
 }
 
@@ -322,6 +251,21 @@ void ref_absbound_finish(mmp_ref_result *r, const ref_data *d, const double *ab)
 
 /* ---- entry points ---- */
 
+/* Which device path: 2, 1, 0 (not the device path) or -1 (version 2 forced but not possible).
+ * Version 2 takes every float or integer format; it leaves to version 1 (or the host) what
+ * the host handles anyway: exact integer GEMMs, force_mpfr and non-finite alpha/beta. */
+static int device_version(const mmp_ref_options *o, const mmp_gemm *g, int integer)
+{
+    if (o->path != MMP_REF_PATH_CUDA) return 0;
+    int want = o->device_version;
+    const char *e = getenv("MMP_REF_DEVICE_VERSION");
+    if (want == 0 && e && (*e == '1' || *e == '2')) want = *e - '0';
+    if (want == 1) return 1;
+    int fits = !integer && !o->force_mpfr && isfinite(g->alpha) && isfinite(g->beta);
+    if (want == 2 && !fits) return -1;
+    return fits ? 2 : 1;
+}
+
 mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const void *c,
                         const mmp_gemm *g, const mmp_ref_options *o)
 {
@@ -344,6 +288,18 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
     MMP_TRY(ref_result_alloc(r, g->m, g->n, o->want_absbound, integer));
     r->is_integer = integer;
     r->path = o->path;
+    int version = device_version(o, g, integer);
+    if (version == 2) {   /* native operands straight to the device: no host load */
+        mmp_status st = ref_cuda2_run(r, a, b, c, g, o, threads);
+        if (st != MMP_STATUS_OK) { mmp_ref_result_clear(r); return st; }
+        r->time.total_s = ref_now() - t0;
+        return MMP_STATUS_OK;
+    }
+    if (version < 0) {
+        mmp_ref_result_clear(r);
+        return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: device path version 2 cannot take this problem "
+                       "(integer inputs with integer alpha/beta, force_mpfr or a non-finite alpha/beta)");
+    }
     ref_data d;
     mmp_status st = ref_data_load(&d, a, b, c, g, threads);
     if (st != MMP_STATUS_OK) { mmp_ref_result_clear(r); return st; }
@@ -405,7 +361,47 @@ mmp_status mmp_ref_element(double *d64, double *dout, const void *a, const void 
     return MMP_STATUS_OK;
 }
 
+typedef struct {
+    mmp_ref_result *r;
+    const void *a, *b, *c;
+    const mmp_gemm *g;
+    const int64_t *idx;
+    int failed;
+} native_job;
+
+static void native_range(void *ctx, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    native_job *j = ctx;
+    for (int64_t t = b; t < e; t++) {
+        int64_t x = j->idx[t];
+        if (mmp_ref_element(&j->r->d64[x], &j->r->dout[x], j->a, j->b, j->c, j->g, x / j->g->n, x % j->g->n) !=
+            MMP_STATUS_OK)
+            j->failed = 1;
+    }
+}
+
+mmp_status ref_mpfr_native_list(mmp_ref_result *r, const void *a, const void *b, const void *c,
+                                const mmp_gemm *g, const int64_t *idx, int64_t count, int threads)
+{
+    if (count <= 0) return MMP_STATUS_OK;
+    double t0 = ref_now();
+    native_job j = {r, a, b, c, g, idx, 0};
+    ref_parallel(threads, count, 4, native_range, &j);
+    r->time.mpfr_s += ref_now() - t0;
+    r->n_mpfr += count;
+    if (j.failed) return MMP_ERR(MMP_STATUS_INTERNAL, "reference: MPFR recomputation of an element failed");
+    return MMP_STATUS_OK;
+}
+
 #ifndef MMP_HAVE_CUDA
+mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
+                         const mmp_ref_options *o, int threads)
+{
+    (void)r; (void)a; (void)b; (void)c; (void)g; (void)o; (void)threads;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
+
 mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o)
 {
     (void)r; (void)d; (void)o;

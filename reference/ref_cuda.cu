@@ -4,6 +4,8 @@
  * Build: part of libmmp in CUDA builds (MMP_ENABLE_CUDA=ON); no CUDA header in reference.h.
  * Run:   build/bench_reference --gpu --sizes 8192 --sample 10000   (scripts/device/20-reference.sh)
  *
+ * Version 2 (ref_cuda2.cu, the default) keeps every O(n^2) stage on the device; this file stays
+ * as the fallback and for comparison (mmp_ref_options.device_version = 1, MMP_REF_DEVICE_VERSION=1).
  * Version 1 (this file): the host loads A, B into binary64 and splits them (ref_cert_prepare:
  * scale exponents, slice counts, the exact sparse remainder lists or the bound); the device
  *   1. receives A (row-major), B (column-major) and the scale exponents, and slices them with
@@ -207,6 +209,7 @@ extern "C" mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const m
     }
     if (d->m * d->k > INT32_MAX * 64LL || d->k * d->n > INT32_MAX * 64LL)
         return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: operands too large for the device path");
+    r->split.version = 1;
     ref_cert c;
     double t0 = ref_now();
     mmp_status st = ref_cert_prepare(&c, r, d, o, 0);

@@ -40,6 +40,10 @@ double ref_now(void);
  * ref_big_free only. */
 void *ref_big_alloc(size_t bytes, int zero);
 void ref_big_free(void *p);
+/* Touch (write one byte per 4 KiB of) up to three arrays on `threads` host threads in the
+ * background (NULL arrays skipped); join before using them. Returns a handle (NULL: nothing). */
+void *ref_prefault_start(void *p0, size_t n0, void *p1, size_t n1, void *p2, size_t n2, int threads);
+void ref_prefault_join(void *handle);
 typedef void (*ref_range_fn)(void *ctx, int64_t begin, int64_t end, int tid);
 /* Calls fn over [0, n) in chunks of `chunk`, on `threads` threads (dynamic scheduling). */
 void ref_parallel(int threads, int64_t n, int64_t chunk, ref_range_fn fn, void *ctx);
@@ -102,6 +106,14 @@ mmp_status ref_absbound_cpu(mmp_ref_result *r, const ref_data *d);
 void ref_absbound_finish(mmp_ref_result *r, const ref_data *d, const double *ab);
 /* Device path (ref_cuda.cu; a stub in host-only builds). */
 mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
+/* Device path version 2 (ref_cuda2.cu; a stub in host-only builds): a, b, c are the caller's
+ * native host operands; no ref_data is loaded unless elements need MPFR. r is allocated. */
+mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
+                         const mmp_ref_options *o, int threads);
+/* MPFR for the listed row-major elements from the native operands (loads only their rows of A
+ * and columns of B; threads): n_mpfr and time.mpfr_s are updated. */
+mmp_status ref_mpfr_native_list(mmp_ref_result *r, const void *a, const void *b, const void *c,
+                                const mmp_gemm *g, const int64_t *idx, int64_t count, int threads);
 /* Best of 3 cublasDgemm timings at m x n x k (benchmarks; ref_cuda.cu). */
 mmp_status ref_cuda_time_dgemm(double *seconds, int64_t m, int64_t n, int64_t k, int device);
 
@@ -161,6 +173,37 @@ REF_HD double ref_split(double v, int E, int beta, int S, double *q, size_t qstr
 REF_HD int ref_prod_err_exact(double a, double b, double p)
 {
     return a == 0.0 || b == 0.0 || fabs(p) >= 0x1p-968;
+}
+
+/* x y added exactly into the state: p + e = x y (fma); e is exact unless |x y| < 2^-968 (then
+ * off by at most 2^-1075: 2^-1073 goes into err). A non-finite product makes the element
+ * unknown (err = Inf). */
+REF_HD void ref_acc_prod(double *h, double *l, double *err, double x, double y)
+{
+    double p = x * y, e = fma(x, y, -p);
+    if (!isfinite(p)) { *err = INFINITY; return; }
+    ref_acc(h, l, err, p);
+    ref_acc(h, l, err, e);
+    if (!ref_prod_err_exact(x, y, p)) *err += 0x1p-1073;
+}
+
+/* mmp_gemm_index for host and device code */
+REF_HD size_t ref_index(int layout, int64_t ld, int64_t i, int64_t j)
+{
+    return layout == MMP_LAYOUT_ROW ? (size_t)(i * ld + j) : (size_t)(j * ld + i);
+}
+
+/* The metrics' bound for one element from ab = fl(|A||B|)_ij: a floating-point dot product of
+ * nonnegative terms (products rounded too) satisfies true <= computed / (1 - gamma_K), gamma_K
+ * = K u / (1 - K u), u = 2^-53; for K u <= 1/4, 1 / (1 - gamma_K) <= 1 + 3 K u. Underflowed
+ * products lose at most 2^-1075 each. The products and sums here add a few more roundings:
+ * 4 K u covers them. absc = |C_ij| (0 when beta = 0). */
+REF_HD double ref_absbound_one(double ab, double K, double abs_alpha, double abs_beta, double absc)
+{
+    double up = 1.0 + 4.0 * K * 0x1p-53, tiny = K * 0x1p-1074;
+    double s = abs_alpha * (ab * up + tiny);
+    if (abs_beta != 0.0) s += abs_beta * absc;
+    return s == 0.0 ? 0.0 : s * (1.0 + 0x1p-50) + 0x1p-1074;
 }
 
 REF_HD void ref_finish(double *sh, double *sl, double *E, double alpha, double beta, double c,

@@ -108,6 +108,29 @@ static void prob_make(prob *p, mmp_format fa, mmp_format fb, mmp_format fc, mmp_
     }
 }
 
+/* Entries far below their row's (A) or column's (B) maximum: each entry, with probability
+ * frac, is scaled by 2^-(20..50) (rounded back into its format; narrow formats may flush it
+ * to zero). They keep remainders after the slices: frac ~ 1/4 makes the certified paths bound
+ * the remainders (step 5's bound form), frac ~ 1/100 lists them (sparse, exact). */
+static inline void prob_far(prob *p, double frac)
+{
+    const mmp_gemm *g = &p->g;
+    for (int64_t i = 0; i < g->m; i++)
+        for (int64_t k = 0; k < g->k; k++) {
+            if (urand() >= frac) continue;
+            size_t at = mmp_gemm_index(g->la, g->lda, i, k);
+            double v = mmp_format_load(p->a, at, g->a) * ldexp(1.0, -20 - (int)(rnd64() % 31));
+            mmp_format_store(p->a, at, v, g->a, MMP_ROUND_NEAREST_EVEN, 1);
+        }
+    for (int64_t k = 0; k < g->k; k++)
+        for (int64_t j = 0; j < g->n; j++) {
+            if (urand() >= frac) continue;
+            size_t at = mmp_gemm_index(g->lb, g->ldb, k, j);
+            double v = mmp_format_load(p->b, at, g->b) * ldexp(1.0, -20 - (int)(rnd64() % 31));
+            mmp_format_store(p->b, at, v, g->b, MMP_ROUND_NEAREST_EVEN, 1);
+        }
+}
+
 static void prob_free(prob *p) { free(p->a); free(p->b); free(p->c); }
 
 static int same_bits(double x, double y)

@@ -22,7 +22,10 @@
  *   MMP_REF_PATH_CUDA       the same scheme with cuBLAS on the device (CUDA builds only;
  *                           MMP_STATUS_UNSUPPORTED otherwise). a, b, c are HOST pointers; the
  *                           device copies are made and freed inside. Call it only in a process
- *                           that will not fork afterwards (the runner's child).
+ *                           that will not fork afterwards (the runner's child). Version 2
+ *                           (default, ref_cuda2.cu) uploads the native formats and does every
+ *                           O(n^2) stage on the device; version 1 (ref_cuda.cu, o.device_version
+ *                           = 1 or MMP_REF_DEVICE_VERSION=1) prepares and decides on the host.
  * Integer A and B (int8/uint8/int4/uint4/int32) with integer alpha, beta (|.| <= 2^31) and an
  * integer C (or beta = 0): r.i64 holds the exact D in int64 (r.is_integer = 1) and
  * r.n_int32_overflow counts elements whose exact D lies outside int32 (a fact, not an error).
@@ -59,6 +62,9 @@ typedef struct mmp_ref_options {
     int want_absbound;    /* fill r->absbound */
     int device;           /* CUDA device for MMP_REF_PATH_CUDA */
     int slices;           /* Ozaki slices per operand; 0 = chosen from the formats and K */
+    int device_version;   /* MMP_REF_PATH_CUDA: 0 = version 2 where it applies (else 1), 1 = force
+                             version 1, 2 = version 2 or MMP_STATUS_UNSUPPORTED. The environment
+                             variable MMP_REF_DEVICE_VERSION=1|2 overrides 0. */
 } mmp_ref_options;
 
 typedef struct mmp_ref_timing {
@@ -96,7 +102,15 @@ typedef struct mmp_ref_result {
         double absbound_s;     /* fl(|A||B|) DGEMM and its download (metrics' bound) */
         double accumulate_s;   /* kernels adding the exact slice products into (h, l, err) */
         double download_s;     /* (h, l, err) back to the host */
-        double finish_s;       /* host: remainder terms, alpha/beta, decisions (not MPFR) */
+        double finish_s;       /* host (v1) or device (v2): remainder terms, alpha/beta, decisions */
+        /* appended for version 2 (everything O(n^2) on the device; load_s stays 0): */
+        int version;           /* device path version that ran (1 or 2; 0: not the device path) */
+        double decode_s;       /* v2: native formats -> binary64 on the device */
+        double resident_s;     /* v2: after setup_s until d64, dout (and absbound) are resident on
+                                  the device: upload, decode, prepare, slices, DGEMMs,
+                                  accumulation, finish, |A||B| (excludes setup, download, MPFR) */
+        int64_t n_remainders;  /* certified paths: nonzero remainders of A and B after the slices */
+        int sparse;            /* certified paths: remainders added exactly (1) or bounded (0) */
     } split;
 } mmp_ref_result;
 

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # scripts/device/20-reference.sh — the certified reference on the device (issue 8), run from the
 # repo root by scripts/device/run-all.sh with the build in build-h200/; writes $OUT/reference/.
-#   1. fp32 x fp32 -> fp32 at 8192^3: the certified GPU reference (host split, cuBLAS slice
-#      products, host decisions, MPFR for the undecided: n_mpfr) timed against cuBLAS DGEMM at
-#      the same size in the same process; 10^4 random elements checked against pure MPFR
-#      (0 disagreements expected); the naive MPFR triple loop timed at 512^3 on every core
-#      and extrapolated to 8192^3.
-#   2. bf16 x bf16 -> fp32 at 8192^3 with 2,000 sampled elements (fewer slices).
-#   3. The device path against the CPU certified path, every element bit for bit, at 2048^3 or
+#   1. fp32 x fp32 -> fp32 at 8192^3: the certified GPU reference, version 2 (ref_cuda2.cu:
+#      native upload, every O(n^2) stage on the device, MPFR for the undecided: n_mpfr) timed
+#      against cuBLAS DGEMM at the same size in the same process: "certified gpu v2: resident
+#      on device ... x DGEMM; download ... x DGEMM; total ... x DGEMM"; 10^4 random elements
+#      checked against pure MPFR (0 disagreements expected); the naive MPFR triple loop timed
+#      at 512^3 on every core and extrapolated to 8192^3. Then the same with version 1 (host
+#      prepare/finish; --device-version 1) for comparison, without the sample, and version 2
+#      with pageable uploads/downloads (MMP_REF_PIN=0) against the default pinned ones.
+#   2. bf16 x bf16 -> fp32 at 8192^3 with 2,000 sampled elements (fewer slices), version 2.
+#   3. The device path (version 2) against the CPU certified path, every element bit for bit, at 2048^3 or
 #      1024^3: fp32 (column-major, alpha -0.75, beta 0.5), bf16 -> bf16, e4m3 x e5m2 -> fp16,
 #      fp16 -> fp16 (alpha 2, beta -1).
-#   4. suites/check_gpu_reference (the Check suite: device path vs CPU path on random, wide,
-#      cancelling and special-value problems of every float format).
+#   4. suites/check_gpu_reference (the Check suite: device versions 2 and 1 vs the CPU path on
+#      random, wide, cancelling, special-value and far-entry problems of every float format,
+#      every output format, and a remainder cross-term known answer).
 #   5. The CPU certified path at 2048^3 on this host, for comparison with the 2-core figure.
 #   6. bench/bench_e2e.sh: one 8192^3 validation case end to end (cublas_bf16_f32, in-process),
 #      its time split by stage (inputs, reference, poison, transfers, launches, guards, compare).
@@ -42,9 +46,12 @@ run() {   # name, timeout, args...
     end=$(date +%s.%N)
     echo "20-reference: $name rc=$rc in $(awk "BEGIN{printf \"%.1f\", $end - $start}") s" | tee -a "$out/times.txt"
     [ $rc -eq 0 ] || echo "20-reference: $name failed (rc $rc): see $out/$name.txt"
-    grep -E '^(certified|cublas dgemm|naive|sampled|compared|# disagreements)|FAILED' "$out/$name.txt" || true
+    grep -E '^(certified|cublas dgemm|device|naive|sampled|compared|# disagreements)|FAILED' "$out/$name.txt" || true
 }
 run gpu-fp32-8192 90 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
+run gpu-fp32-8192-v1 40 --gpu --device-version 1 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
+# v2 with pageable copies instead of cudaHostRegister'ed ones (which is faster on this host?)
+MMP_REF_PIN=0 run gpu-fp32-8192-nopin 30 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
 # MMP_REFERENCE_QUICK=1: only the 8192^3 figures (a partial re-run)
 if [ -z "${MMP_REFERENCE_QUICK:-}" ]; then
 run cmp-fp32-2048 40 --gpu --compare-cpu --col --alpha -0.75 --beta 0.5 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0

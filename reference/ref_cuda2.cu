@@ -1,0 +1,392 @@
+/* ref_cuda2.cu — the certified reference on the device, version 2: every O(n^2) stage on the
+ * device, so that the slice DGEMMs dominate. The scheme and its proof are ref_certified.c's
+ * (steps 1-7 in its header); what differs is only where each step runs.
+ *
+ * Build: part of libmmp in CUDA builds; kernels in ref_cuda2_kern.cuh. This file and its
+ *        kernels are compiled with -fmad=false (reference/CMakeLists.txt): a * b + c is two
+ *        roundings, as on the host, which TwoProd/TwoSum (ref_acc, ref_finish) rely on.
+ * Run:   build/bench_reference --gpu --sizes 8192 (scripts/device/20-reference.sh);
+ *        MMP_REF_DEVICE_VERSION=1 or mmp_ref_options.device_version = 1 runs version 1.
+ *
+ * Version 1 (ref_cuda.cu) loads and splits on the host, uploads binary64, downloads the
+ * (h, l, err) state and decides on host threads: 2 s of host work at 8192^3.
+ * Version 2 (this file), stage by stage (r->split names each time):
+ *   1. upload  A, B (and C when beta != 0) in their NATIVE formats and layouts (fp32 8192^2:
+ *              256 MB each instead of 512 MB of binary64); they stay resident to the end.
+ *   2. decode  A -> a64 (row-major M x K), B -> b64 (column-major): exact (ref_fmt_load).
+ *   3. prepare per row of A / column of B (v2_stats_kernel, one block each): step 1's scale
+ *              exponent, the non-finite flag, sum |.|, and for S = smax and smax - 1 slices the
+ *              number and the largest of the nonzero remainders. These O(n) vectors come to
+ *              the host, which chooses the slices and the remainder mode with version 1's rules
+ *              (so both versions make the same DGEMMs): one slice fewer when at most 1/64 of the
+ *              entries keep a remainder; sparse (exact) when nnz_a N + nnz_b M <= M N K / 16.
+ *              Sparse: ordered remainder lists per row of A / column of B (v2_list_kernel).
+ *              Bound: RA_i = max |rA_i.|, SA_i = sum_k |a_ik| (1 + 2 K u + 2^-50), likewise B,
+ *              |R_ij| <= RA_i SB_j + SA_i RB_j (step 5).
+ *   4. slice   step 2 on the device (ref_split, the host's function); a64, b64 are then freed.
+ *   5. DGEMMs  one cublasDgemm per slice pair, exact (step 3), largest weights first, each
+ *              followed by v2_accumulate_kernel (steps 4, 6: ref_acc into (h, l, err)).
+ *   6. finish  v2_finish_kernel per element: the sparse remainder terms R = rA (b - rB) + a rB
+ *              with exact TwoProds (b - rB is b truncated to the slices' grid: a double, and the
+ *              subtraction is exact), or the bound; alpha and beta C_ij by TwoProd (ref_finish);
+ *              the decision ref_decide_hd (ref_round.h: the very code the CPU path runs) gives
+ *              d64 = RN64(X) and dout = RN_fmt(X) or marks the element undecided. d64 and dout
+ *              overwrite h and l in place; undecided indices go to a list (first 2^20; beyond
+ *              that the err array holds every flag).
+ *   7. |A||B|  (want_absbound) |A|, |B| decoded into the freed slice planes, one more DGEMM,
+ *              the bound formula in place (ref_absbound_one, shared with the CPU path).
+ *   --- results resident on the device: split.resident_s (stages 1-7, without split.setup_s:
+ *       the CUDA context, the cuBLAS handle and the first allocations, a once-per-process cost
+ *       in the runner's child) ---
+ *   8. download d64, dout (and absbound) into the result arrays (their pages first touched by
+ *              host threads while the device computes: ref_prefault_start), pinned with cudaHostRegister
+ *              for the copy (split.download_s; MMP_REF_PIN=0: pageable copies); the undecided
+ *              list (usually empty). Uploads are pinned the same way.
+ *   9. MPFR    each undecided element from the native host operands (its row of A and column
+ *              of B only: ref_mpfr_native_list); counted in n_mpfr. Nothing is left undecided.
+ * Device memory at 8192^3, fp32, 2 x 2 slices: native A, B 0.5 GB + slices 2 GB + a64, b64
+ * 1 GB while slicing (freed before the state) + product 0.5 GB + state 1.5 GB: peak 4.5 GB;
+ * bf16 with 1 x 1 slice about 3 GB.
+ * CUDA is first touched here: call it only in a process that does not fork afterwards.
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmaprobe/cuda_check.h"
+#include "reference/ref_cuda2_kern.cuh"
+
+enum { UNDECIDED_CAP = 1 << 20 };
+
+typedef struct {
+    void *na, *nb, *nc;                     /* native operands */
+    double *a64, *b64, *qa, *qb, *p, *h, *l, *err;
+    int *ea, *fb, *cfa, *cla, *cfb, *clb;   /* exponents; remainder counts (full, last) */
+    unsigned char *bada, *badb;
+    double *suma, *sumb, *mfa, *mla, *mfb, *mlb;   /* sums; remainder maxima (full, last) */
+    double *ra_max, *a_sum, *rb_max, *b_sum;
+    int64_t *ra_ptr, *rb_ptr, *n_und, *und;
+    int *ra_k, *rb_k;
+    double *ra_v, *rb_v;
+    cublasHandle_t blas;
+    size_t free0, free_min;
+} v2_dev;
+
+typedef struct {   /* host copies of the O(n) vectors */
+    int *ea, *fb, *cfa, *cla, *cfb, *clb;
+    double *suma, *sumb, *mfa, *mla, *mfb, *mlb, *ra_max, *a_sum, *rb_max, *b_sum;
+    int64_t *ra_ptr, *rb_ptr;
+} v2_host;
+
+static void mem_sample(v2_dev *g)
+{
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) return;
+    if (!g->free0) g->free0 = g->free_min = fr;
+    if (fr < g->free_min) g->free_min = fr;
+}
+
+#define DFREE(p) do { if (p) cudaFree(p); (p) = NULL; } while (0)
+
+static void dev_free(v2_dev *g)
+{
+    DFREE(g->na); DFREE(g->nb); DFREE(g->nc); DFREE(g->a64); DFREE(g->b64); DFREE(g->qa); DFREE(g->qb);
+    DFREE(g->p); DFREE(g->h); DFREE(g->l); DFREE(g->err); DFREE(g->ea); DFREE(g->fb); DFREE(g->cfa);
+    DFREE(g->cla); DFREE(g->cfb); DFREE(g->clb); DFREE(g->bada); DFREE(g->badb); DFREE(g->suma);
+    DFREE(g->sumb); DFREE(g->mfa); DFREE(g->mla); DFREE(g->mfb); DFREE(g->mlb); DFREE(g->ra_max);
+    DFREE(g->a_sum); DFREE(g->rb_max); DFREE(g->b_sum); DFREE(g->ra_ptr); DFREE(g->rb_ptr); DFREE(g->n_und);
+    DFREE(g->und); DFREE(g->ra_k); DFREE(g->rb_k); DFREE(g->ra_v); DFREE(g->rb_v);
+    if (g->blas) cublasDestroy(g->blas);
+    g->blas = NULL;
+}
+
+static void host_free(v2_host *h)
+{
+    free(h->ea); free(h->fb); free(h->cfa); free(h->cla); free(h->cfb); free(h->clb); free(h->suma);
+    free(h->sumb); free(h->mfa); free(h->mla); free(h->mfb); free(h->mlb); free(h->ra_max); free(h->a_sum);
+    free(h->rb_max); free(h->b_sum); free(h->ra_ptr); free(h->rb_ptr);
+    memset(h, 0, sizeof *h);
+}
+
+template <typename T> static mmp_status dalloc(v2_dev *g, T **p, size_t count)
+{
+    MMP_CUDA_CHECK(cudaMalloc((void **)p, (count ? count : 1) * sizeof(T)));
+    mem_sample(g);
+    return MMP_STATUS_OK;
+}
+
+template <typename T> static mmp_status halloc(T **p, size_t count)
+{
+    *p = (T *)calloc(count ? count : 1, sizeof(T));
+    if (!*p) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate %zu host elements", count);
+    return MMP_STATUS_OK;
+}
+
+template <typename T> static mmp_status down(T *h, const T *d, size_t count)
+{
+    MMP_CUDA_CHECK(cudaMemcpy(h, d, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return MMP_STATUS_OK;
+}
+
+template <typename T> static mmp_status up(T *d, const T *h, size_t count)
+{
+    MMP_CUDA_CHECK(cudaMemcpy(d, h, count * sizeof(T), cudaMemcpyHostToDevice));
+    return MMP_STATUS_OK;
+}
+
+static unsigned blocks(int64_t count) { return (unsigned)((count + 255) / 256); }
+
+static mmp_status sync_add(double *acc, double t0)
+{
+    MMP_CUDA_CHECK(cudaGetLastError());
+    MMP_CUDA_CHECK(cudaDeviceSynchronize());
+    *acc += ref_now() - t0;
+    return MMP_STATUS_OK;
+}
+
+/* A large host <-> device copy, the host side pinned for its duration (cudaHostRegister) when
+ * the driver allows and MMP_REF_PIN is not 0: a DMA at the link's speed instead of the driver's
+ * staged pageable copy. Memory already pinned (cudaMallocHost, registered) fails to register
+ * and is copied as it is. */
+static mmp_status copy_big(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+    static int pin = -1;
+    if (pin < 0) { const char *e = getenv("MMP_REF_PIN"); pin = !(e && *e == '0'); }
+    void *host = kind == cudaMemcpyDeviceToHost ? dst : (void *)src;
+    int pinned = 0;
+    if (pin && bytes >= ((size_t)1 << 22)) {
+        pinned = cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess;
+        if (!pinned) (void)cudaGetLastError();   /* pageable copy instead */
+    }
+    cudaError_t e = cudaMemcpy(dst, src, bytes, kind);
+    if (pinned) cudaHostUnregister(host);
+    MMP_CUDA_CHECK(e);
+    return MMP_STATUS_OK;
+}
+
+static mmp_status download_big(void *host, const void *dev, size_t bytes)
+{
+    return copy_big(host, dev, bytes, cudaMemcpyDeviceToHost);
+}
+
+
+static size_t native_bytes(mmp_format f, mmp_layout l, int64_t ld, int64_t rows, int64_t cols)
+{
+    return mmp_format_bytes(f, mmp_gemm_span(l, ld, rows, cols));
+}
+
+/* Stage 3 on the host: slice counts, mode, and the vectors the finish needs (v1's rules). */
+static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_gemm *gm, const mmp_ref_options *o,
+                          int *sa, int *sb, int *beta, int *sparse)
+{
+    int64_t m = gm->m, n = gm->n, k = gm->k;
+    int smax_a, smax_b;
+    ref_slicing(beta, &smax_a, &smax_b, k, ref_format_bits(gm->a), ref_format_bits(gm->b), o->slices);
+    /* the same numbers as ref_v2_plan_make's; the plan is made once the counts are known */
+    MMP_TRY(dalloc(g, &g->ea, m)); MMP_TRY(dalloc(g, &g->fb, n)); MMP_TRY(dalloc(g, &g->bada, m));
+    MMP_TRY(dalloc(g, &g->badb, n)); MMP_TRY(dalloc(g, &g->suma, m)); MMP_TRY(dalloc(g, &g->sumb, n));
+    MMP_TRY(dalloc(g, &g->cfa, m)); MMP_TRY(dalloc(g, &g->cla, m)); MMP_TRY(dalloc(g, &g->cfb, n));
+    MMP_TRY(dalloc(g, &g->clb, n)); MMP_TRY(dalloc(g, &g->mfa, m)); MMP_TRY(dalloc(g, &g->mla, m));
+    MMP_TRY(dalloc(g, &g->mfb, n)); MMP_TRY(dalloc(g, &g->mlb, n));
+    v2_stats_kernel<<<(unsigned)m, 256>>>(g->a64, k, *beta, smax_a, g->ea, g->bada, g->suma, g->cfa, g->cla, g->mfa, g->mla);
+    v2_stats_kernel<<<(unsigned)n, 256>>>(g->b64, k, *beta, smax_b, g->fb, g->badb, g->sumb, g->cfb, g->clb, g->mfb, g->mlb);
+    MMP_CUDA_CHECK(cudaGetLastError());
+    MMP_TRY(halloc(&hv->ea, m)); MMP_TRY(halloc(&hv->fb, n)); MMP_TRY(halloc(&hv->cfa, m));
+    MMP_TRY(halloc(&hv->cla, m)); MMP_TRY(halloc(&hv->cfb, n)); MMP_TRY(halloc(&hv->clb, n));
+    MMP_TRY(halloc(&hv->suma, m)); MMP_TRY(halloc(&hv->sumb, n)); MMP_TRY(halloc(&hv->mfa, m));
+    MMP_TRY(halloc(&hv->mla, m)); MMP_TRY(halloc(&hv->mfb, n)); MMP_TRY(halloc(&hv->mlb, n));
+    MMP_TRY(down(hv->cfa, g->cfa, m)); MMP_TRY(down(hv->cla, g->cla, m)); MMP_TRY(down(hv->cfb, g->cfb, n));
+    MMP_TRY(down(hv->clb, g->clb, n)); MMP_TRY(down(hv->suma, g->suma, m)); MMP_TRY(down(hv->sumb, g->sumb, n));
+    MMP_TRY(down(hv->mfa, g->mfa, m)); MMP_TRY(down(hv->mla, g->mla, m)); MMP_TRY(down(hv->mfb, g->mfb, n));
+    MMP_TRY(down(hv->mlb, g->mlb, n));
+    int64_t full_a = 0, last_a = 0, full_b = 0, last_b = 0;
+    for (int64_t i = 0; i < m; i++) { full_a += hv->cfa[i]; last_a += hv->cla[i]; }
+    for (int64_t j = 0; j < n; j++) { full_b += hv->cfb[j]; last_b += hv->clb[j]; }
+    ref_v2_plan pl;
+    ref_v2_plan_make(&pl, gm, o, full_a, last_a, full_b, last_b);
+    *sa = pl.sa; *sb = pl.sb; *sparse = pl.sparse;
+    int drop_a = pl.drop_a, drop_b = pl.drop_b;
+    int64_t nnz_a = pl.nnz_a, nnz_b = pl.nnz_b;
+    r->slices_a = *sa; r->slices_b = *sb; r->slice_bits = *beta;
+    r->split.n_remainders = nnz_a + nnz_b;
+    r->split.sparse = *sparse;
+    if (*sparse) {   /* list offsets from the counts; the lists themselves on the device */
+        MMP_TRY(halloc(&hv->ra_ptr, m + 1)); MMP_TRY(halloc(&hv->rb_ptr, n + 1));
+        for (int64_t i = 0; i < m; i++) hv->ra_ptr[i + 1] = hv->ra_ptr[i] + (drop_a ? hv->cla[i] : hv->cfa[i]);
+        for (int64_t j = 0; j < n; j++) hv->rb_ptr[j + 1] = hv->rb_ptr[j] + (drop_b ? hv->clb[j] : hv->cfb[j]);
+        MMP_TRY(dalloc(g, &g->ra_ptr, m + 1)); MMP_TRY(dalloc(g, &g->rb_ptr, n + 1));
+        MMP_TRY(dalloc(g, &g->ra_k, nnz_a)); MMP_TRY(dalloc(g, &g->ra_v, nnz_a));
+        MMP_TRY(dalloc(g, &g->rb_k, nnz_b)); MMP_TRY(dalloc(g, &g->rb_v, nnz_b));
+        MMP_TRY(up(g->ra_ptr, hv->ra_ptr, m + 1)); MMP_TRY(up(g->rb_ptr, hv->rb_ptr, n + 1));
+        if (nnz_a) v2_list_kernel<<<(unsigned)m, 256>>>(g->a64, k, g->ea, *beta, *sa, g->ra_ptr, g->ra_k, g->ra_v);
+        if (nnz_b) v2_list_kernel<<<(unsigned)n, 256>>>(g->b64, k, g->fb, *beta, *sb, g->rb_ptr, g->rb_k, g->rb_v);
+        MMP_CUDA_CHECK(cudaGetLastError());
+        return MMP_STATUS_OK;
+    }
+    /* bound: sums rounded up for K nonnegative roundings in any order (step 5) */
+    double upf = 1.0 + 2.0 * (double)k * 0x1p-53 + 0x1p-50;
+    MMP_TRY(halloc(&hv->ra_max, m)); MMP_TRY(halloc(&hv->a_sum, m));
+    MMP_TRY(halloc(&hv->rb_max, n)); MMP_TRY(halloc(&hv->b_sum, n));
+    for (int64_t i = 0; i < m; i++) { hv->ra_max[i] = drop_a ? hv->mla[i] : hv->mfa[i]; hv->a_sum[i] = hv->suma[i] * upf; }
+    for (int64_t j = 0; j < n; j++) { hv->rb_max[j] = drop_b ? hv->mlb[j] : hv->mfb[j]; hv->b_sum[j] = hv->sumb[j] * upf; }
+    MMP_TRY(dalloc(g, &g->ra_max, m)); MMP_TRY(dalloc(g, &g->a_sum, m));
+    MMP_TRY(dalloc(g, &g->rb_max, n)); MMP_TRY(dalloc(g, &g->b_sum, n));
+    MMP_TRY(up(g->ra_max, hv->ra_max, m)); MMP_TRY(up(g->a_sum, hv->a_sum, m));
+    MMP_TRY(up(g->rb_max, hv->rb_max, n)); MMP_TRY(up(g->b_sum, hv->b_sum, n));
+    return MMP_STATUS_OK;
+}
+
+/* Stages 1-8; the undecided indices come back in *und (malloc'ed), their number in *n_und. */
+static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const void *a, const void *b,
+                             const void *c, const mmp_gemm *gm, const mmp_ref_options *o, int64_t **und,
+                             int64_t *n_und, void **prefault)
+{
+    int64_t m = gm->m, n = gm->n, k = gm->k;
+    size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
+    int use_c = gm->beta != 0.0;
+    double t0 = ref_now();
+    MMP_CUDA_CHECK(cudaSetDevice(o->device));
+    MMP_CUDA_CHECK(cudaFree(0));
+    mem_sample(g);
+    MMP_CUBLAS_CHECK(cublasCreate(&g->blas));
+    /* IEEE binary64 FMAs (FP64 emulation stays off): the slice products are exact (step 3) */
+    MMP_CUBLAS_CHECK(cublasSetMathMode(g->blas, CUBLAS_DEFAULT_MATH));
+    size_t ba = native_bytes(gm->a, gm->la, gm->lda, m, k), bb = native_bytes(gm->b, gm->lb, gm->ldb, k, n);
+    size_t bc = use_c ? native_bytes(gm->c, gm->lc, gm->ldc, m, n) : 0;
+    MMP_TRY(dalloc(g, (char **)&g->na, ba)); MMP_TRY(dalloc(g, (char **)&g->nb, bb));
+    if (use_c) MMP_TRY(dalloc(g, (char **)&g->nc, bc));
+    r->split.setup_s = ref_now() - t0;
+    double t1 = ref_now();
+    MMP_TRY(copy_big(g->na, a, ba, cudaMemcpyHostToDevice));
+    MMP_TRY(copy_big(g->nb, b, bb, cudaMemcpyHostToDevice));
+    if (use_c) MMP_TRY(copy_big(g->nc, c, bc, cudaMemcpyHostToDevice));
+    r->split.upload_s = ref_now() - t1;
+    ref_fmt fa, fb, fc, fd;
+    ref_fmt_init(&fa, gm->a); ref_fmt_init(&fb, gm->b); ref_fmt_init(&fc, gm->c); ref_fmt_init(&fd, gm->d);
+    t1 = ref_now();
+    MMP_TRY(dalloc(g, &g->a64, mk)); MMP_TRY(dalloc(g, &g->b64, kn));
+    v2_decode_kernel<<<blocks(mk), 256>>>(g->a64, g->na, fa, gm->la, gm->lda, m, k, 1, 0);
+    v2_decode_kernel<<<blocks(kn), 256>>>(g->b64, g->nb, fb, gm->lb, gm->ldb, k, n, 0, 0);
+    MMP_TRY(sync_add(&r->split.decode_s, t1));
+    r->time.convert_s = ref_now() - t0;
+    t1 = ref_now();
+    int sa, sb, beta, sparse;
+    MMP_TRY(prepare(r, g, hv, gm, o, &sa, &sb, &beta, &sparse));
+    MMP_TRY(sync_add(&r->split.prepare_s, t1));
+    t1 = ref_now();
+    MMP_TRY(dalloc(g, &g->qa, mk * sa)); MMP_TRY(dalloc(g, &g->qb, kn * sb));
+    v2_slice_kernel<<<blocks(mk), 256>>>(g->qa, g->a64, g->ea, m, k, beta, sa);
+    v2_slice_kernel<<<blocks(kn), 256>>>(g->qb, g->b64, g->fb, n, k, beta, sb);
+    MMP_TRY(sync_add(&r->split.slice_s, t1));
+    DFREE(g->a64); DFREE(g->b64);   /* before the state: peak memory */
+    MMP_TRY(dalloc(g, &g->p, mn)); MMP_TRY(dalloc(g, &g->h, mn)); MMP_TRY(dalloc(g, &g->l, mn));
+    MMP_TRY(dalloc(g, &g->err, mn));
+    MMP_CUDA_CHECK(cudaMemset(g->h, 0, mn * sizeof(double)));
+    MMP_CUDA_CHECK(cudaMemset(g->l, 0, mn * sizeof(double)));
+    MMP_CUDA_CHECK(cudaMemset(g->err, 0, mn * sizeof(double)));
+    const double one = 1.0, zero = 0.0;
+    for (int lvl = 2; lvl <= sa + sb; lvl++)   /* largest weights first */
+        for (int s = 1; s <= sa; s++) {
+            int t = lvl - s;
+            if (t < 1 || t > sb) continue;
+            double t2 = ref_now();
+            /* row-major P = column-major P^T = Qb^T Qa^T */
+            MMP_CUBLAS_CHECK(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one,
+                                         g->qb + (size_t)(t - 1) * kn, (int)k, g->qa + (size_t)(s - 1) * mk, (int)k,
+                                         &zero, g->p, (int)n));
+            r->n_gemms++;
+            MMP_TRY(sync_add(&r->time.gemm_s, t2));
+            t2 = ref_now();
+            v2_accumulate_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, g->p, g->ea, g->fb, m, n, beta * lvl);
+            MMP_TRY(sync_add(&r->split.accumulate_s, t2));
+        }
+    t1 = ref_now();
+    MMP_TRY(dalloc(g, &g->n_und, 1)); MMP_TRY(dalloc(g, &g->und, UNDECIDED_CAP));
+    MMP_CUDA_CHECK(cudaMemset(g->n_und, 0, sizeof(int64_t)));
+    ref_v2_args fa2;
+    memset(&fa2, 0, sizeof fa2);
+    fa2.a = g->na; fa2.b = g->nb; fa2.c = g->nc; fa2.fa = fa; fa2.fb = fb; fa2.fc = fc; fa2.fd = fd;
+    fa2.la = gm->la; fa2.lb = gm->lb; fa2.lc = gm->lc; fa2.lda = gm->lda; fa2.ldb = gm->ldb; fa2.ldc = gm->ldc;
+    fa2.m = m; fa2.n = n; fa2.k = k; fa2.alpha = gm->alpha; fa2.beta = gm->beta;
+    fa2.sparse = sparse; fa2.beta_bits = beta; fa2.sb = sb; fa2.ea = g->ea; fa2.fbx = g->fb;
+    fa2.rowbad = g->bada; fa2.colbad = g->badb; fa2.ra_ptr = g->ra_ptr; fa2.rb_ptr = g->rb_ptr;
+    fa2.ra_k = g->ra_k; fa2.rb_k = g->rb_k; fa2.ra_v = g->ra_v; fa2.rb_v = g->rb_v;
+    fa2.ra_max = g->ra_max; fa2.a_sum = g->a_sum; fa2.rb_max = g->rb_max; fa2.b_sum = g->b_sum;
+    v2_finish_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, fa2, g->n_und, g->und, UNDECIDED_CAP);
+    MMP_TRY(sync_add(&r->split.finish_s, t1));
+    if (r->absbound) {   /* stage 7, in the slice planes (sa, sb >= 1: room for |A|, |B|) */
+        t1 = ref_now();
+        v2_decode_kernel<<<blocks(mk), 256>>>(g->qa, g->na, fa, gm->la, gm->lda, m, k, 1, 1);
+        v2_decode_kernel<<<blocks(kn), 256>>>(g->qb, g->nb, fb, gm->lb, gm->ldb, k, n, 0, 1);
+        MMP_CUDA_CHECK(cudaGetLastError());
+        MMP_CUBLAS_CHECK(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, g->qb, (int)k,
+                                     g->qa, (int)k, &zero, g->p, (int)n));
+        v2_absbound_kernel<<<blocks(mn), 256>>>(g->p, fa2);
+        MMP_TRY(sync_add(&r->split.absbound_s, t1));
+        r->time.gemm_s += r->split.absbound_s;
+    }
+    mem_sample(g);
+    r->split.resident_s = ref_now() - t0 - r->split.setup_s;
+    t1 = ref_now();
+    ref_prefault_join(*prefault);   /* the result pages, touched meanwhile (usually done by now) */
+    *prefault = NULL;
+    MMP_TRY(down(n_und, g->n_und, 1));
+    MMP_TRY(download_big(r->d64, g->h, mn * sizeof(double)));
+    MMP_TRY(download_big(r->dout, g->l, mn * sizeof(double)));
+    if (r->absbound) MMP_TRY(download_big(r->absbound, g->p, mn * sizeof(double)));
+    if (*n_und > 0) {
+        MMP_TRY(halloc(und, (size_t)*n_und));
+        if (*n_und <= UNDECIDED_CAP) {
+            MMP_TRY(down(*und, g->und, (size_t)*n_und));
+        } else {   /* more than the list holds: every flag from err */
+            double *flags = (double *)ref_big_alloc(mn * sizeof(double), 0);
+            if (!flags) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the undecided flags");
+            mmp_status st = download_big(flags, g->err, mn * sizeof(double));
+            int64_t t = 0;
+            for (size_t x = 0; st == MMP_STATUS_OK && x < mn; x++)
+                if (flags[x] != 0.0 && t < *n_und) (*und)[t++] = (int64_t)x;
+            ref_big_free(flags);
+            MMP_TRY(st);
+            if (t != *n_und) return MMP_ERR(MMP_STATUS_INTERNAL, "reference: %lld undecided flags, %lld counted",
+                                            (long long)t, (long long)*n_und);
+        }
+    }
+    r->split.download_s = ref_now() - t1;
+    return MMP_STATUS_OK;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+extern "C" mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const void *c,
+                                    const mmp_gemm *g, const mmp_ref_options *o, int threads)
+{
+    if (g->m * g->k > INT32_MAX * 64LL || g->k * g->n > INT32_MAX * 64LL || g->m * g->n > INT32_MAX * 64LL)
+        return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: operands too large for the device path");
+    r->split.version = 2;
+    v2_dev dev;
+    v2_host hv;
+    memset(&dev, 0, sizeof dev);
+    memset(&hv, 0, sizeof hv);
+    int64_t *und = NULL, n_und = 0;
+    double t0 = ref_now();
+    size_t bytes = (size_t)g->m * g->n * sizeof(double);
+    void *pf = ref_prefault_start(r->d64, bytes, r->dout, bytes, r->absbound, bytes, threads < 8 ? threads : 8);
+    mmp_status st = run_device(r, &dev, &hv, a, b, c, g, o, &und, &n_und, &pf);
+    ref_prefault_join(pf);   /* NULL unless run_device stopped before its download */
+    r->time.combine_s = ref_now() - t0 - r->time.convert_s - r->time.gemm_s;
+    dev_free(&dev);
+    host_free(&hv);
+    r->device_peak_bytes = dev.free0 > dev.free_min ? (int64_t)(dev.free0 - dev.free_min) : 0;
+    if (st == MMP_STATUS_OK && n_und > 0) {
+        qsort(und, (size_t)n_und, sizeof *und, cmp_i64);
+        st = ref_mpfr_native_list(r, a, b, c, g, und, n_und, threads);
+    }
+    free(und);
+    return st;
+}

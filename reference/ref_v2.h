@@ -1,0 +1,129 @@
+/* reference/ref_v2.h — the per-element work of the device reference, version 2 (ref_cuda2.cu),
+ * as __host__ __device__ functions: the kernels (ref_cuda2_kern.cuh) call them, and so does a
+ * host model of version 2 (ref_v2_host.c: the same stages on the CPU, with OpenBLAS for the
+ * DGEMMs), which check_ref_round compares with pure MPFR bit for bit on every kind of problem.
+ * So everything version 2 computes per element is tested here, where there is no GPU; what the
+ * host model cannot test is the kernels' own indexing, block reductions and list compaction.
+ *
+ * Usage (host model): ref_v2_host_run(r, a, b, c, &g, &o, threads) fills r like the device.
+ */
+#ifndef MMAPROBE_REF_V2_H
+#define MMAPROBE_REF_V2_H
+
+#include "reference/ref_internal.h"
+#include "reference/ref_round.h"
+
+/* What the finish (steps 5-7) reads besides the state (h, l, err). */
+typedef struct ref_v2_args {
+    const void *a, *b, *c;            /* native operands */
+    ref_fmt fa, fb, fc, fd;
+    int la, lb, lc;
+    int64_t lda, ldb, ldc, m, n, k;
+    double alpha, beta;
+    int sparse, beta_bits, sb;        /* remainder mode; bits per slice; B's slices */
+    const int *ea, *fbx;              /* scale exponents of A's rows, B's columns */
+    const unsigned char *rowbad, *colbad;
+    const int64_t *ra_ptr, *rb_ptr;   /* sparse: remainders by rows of A (k, value), by columns of B */
+    const int *ra_k, *rb_k;
+    const double *ra_v, *rb_v;
+    const double *ra_max, *a_sum, *rb_max, *b_sum;   /* bound: max |rA|, sum |a| (rounded up); B */
+} ref_v2_args;
+
+/* Per vector (a row of A, a column of B: contiguous, length len): step 1 and the remainders. */
+typedef struct ref_v2_stats {
+    int e;                  /* 2^e > max finite |v| (0 for an all-zero vector) */
+    unsigned char bad;      /* a NaN or Inf in it */
+    double sum;             /* sum of finite |v| (not yet rounded up) */
+    int cnt_full, cnt_last; /* nonzero remainders after smax, smax - 1 slices */
+    double max_full, max_last;
+} ref_v2_stats;
+
+/* The plan version 1's rules give (ref_certified.c: ref_cert_prepare). */
+typedef struct ref_v2_plan {
+    int beta, smax_a, smax_b, sa, sb, drop_a, drop_b, sparse;
+    int64_t nnz_a, nnz_b;
+} ref_v2_plan;
+
+/* Native operand element x of the dense binary64 copy (row-major rows x cols, or column-major). */
+REF_HD double ref_v2_decode_one(const void *src, const ref_fmt *f, int layout, int64_t ld, int64_t rows,
+                                int64_t cols, int row_major_dst, int64_t x)
+{
+    int64_t r = row_major_dst ? x / cols : x % rows, c = row_major_dst ? x % cols : x / rows;
+    return ref_fmt_load(src, ref_index(layout, ld, r, c), f);
+}
+
+/* Remainder of v after S slices (step 2; the same exact steps as the slicing). */
+REF_HD double ref_v2_rem(double v, int e, int beta, int S, double *rem_last)
+{
+    double q[8], last = 0, r = ref_split(v, e, beta, S, q, 1, &last);
+    if (rem_last) *rem_last = last;
+    return r;
+}
+
+/* Steps 4 and 6 for element x: state += P 2^(E_i + F_j - pair_exp), exact. */
+REF_HD void ref_v2_accumulate_one(double *h, double *l, double *err, const double *p, const int *ea, const int *fb,
+                                  int64_t n, int pair_exp, int64_t x)
+{
+    int ex = ea[x / n] + fb[x % n] - pair_exp;
+    if (ex < -1022 || ex > 970) { err[x] = INFINITY; return; }
+    double hh = h[x], ll = l[x], ee = err[x];
+    ref_acc(&hh, &ll, &ee, p[x] * ref_pow2(ex));
+    h[x] = hh; l[x] = ll; err[x] = ee;
+}
+
+/* Steps 5-7 for element x, in place: h <- d64, l <- dout, err <- 0 (decided) or 1. Returns 1
+ * when decided. Sparse: R = rA (b - rB) + a rB added with exact TwoProds (b - rB is b truncated
+ * to the slices' grid, a double, so the subtraction is exact; rA (b - rB) + a rB = rA b + a rB
+ * - rA rB = R). Bound: |R| <= RA_i SB_j + SA_i RB_j. Then alpha, beta C (ref_finish) and the
+ * decision (ref_decide_hd). */
+REF_HD int ref_v2_finish_one(double *h, double *l, double *err, const ref_v2_args *f, int64_t x)
+{
+    int64_t i = x / f->n, j = x % f->n;
+    double hh = h[x], ll = l[x], ee = err[x];
+    if (f->sparse) {
+        for (int64_t q = f->ra_ptr[i]; q < f->ra_ptr[i + 1]; q++) {
+            double bv = ref_fmt_load(f->b, ref_index(f->lb, f->ldb, f->ra_k[q], j), &f->fb);
+            double bhi = bv - ref_v2_rem(bv, f->fbx[j], f->beta_bits, f->sb, NULL);
+            ref_acc_prod(&hh, &ll, &ee, f->ra_v[q], bhi);
+        }
+        for (int64_t q = f->rb_ptr[j]; q < f->rb_ptr[j + 1]; q++) {
+            double av = ref_fmt_load(f->a, ref_index(f->la, f->lda, i, f->rb_k[q]), &f->fa);
+            ref_acc_prod(&hh, &ll, &ee, av, f->rb_v[q]);
+        }
+    }
+    double E = ee == 0.0 ? 0.0 : ee * (1.0 + 0x1p-40);
+    if (!f->sparse) {
+        double drop = f->ra_max[i] * f->b_sum[j] + f->a_sum[i] * f->rb_max[j];
+        if (drop != 0.0) E += drop * (1.0 + 0x1p-50) + 0x1p-1073;
+    }
+    if (f->rowbad[i] || f->colbad[j]) E = INFINITY;
+    double cv = f->beta != 0.0 ? ref_fmt_load(f->c, ref_index(f->lc, f->ldc, i, j), &f->fc) : 0.0;
+    ref_finish(&hh, &ll, &E, f->alpha, f->beta, cv, f->beta != 0.0);
+    double d64 = 0, dout = 0;
+    int ok = ref_decide_hd(&d64, &dout, hh, ll, E, &f->fd);
+    h[x] = d64; l[x] = dout; err[x] = ok ? 0.0 : 1.0;
+    return ok;
+}
+
+/* The metrics' bound for element x from ab = fl(|A||B|)_x. */
+REF_HD double ref_v2_absbound_x(double ab, const ref_v2_args *f, int64_t x)
+{
+    double cv = f->beta != 0.0 ? fabs(ref_fmt_load(f->c, ref_index(f->lc, f->ldc, x / f->n, x % f->n), &f->fc)) : 0.0;
+    return ref_absbound_one(ab, (double)f->k, fabs(f->alpha), f->beta != 0.0 ? fabs(f->beta) : 0.0, cv);
+}
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* ref_v2_host.c (host code): the plan from the remainder counts; the host model of version 2. */
+void ref_v2_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, int64_t full_a, int64_t last_a,
+                      int64_t full_b, int64_t last_b);
+/* Step 1 and the remainders of one vector, serially (the kernel computes the same in parallel). */
+void ref_v2_stats_serial(ref_v2_stats *s, const double *v, int64_t len, int beta, int smax);
+mmp_status ref_v2_host_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
+                           const mmp_ref_options *o, int threads);
+#ifdef __cplusplus
+}
+#endif
+
+#endif
