@@ -4,6 +4,7 @@
  * Run:   build/bench_reference [--sizes 256,1024,2048] [--a fp32 --b fp32 --d fp32]
  *                              [--threads T] [--mpfr-full-max N] [--mpfr-rows R]
  *                              [--gpu] [--sample S] [--naive-size N] [--seed S]
+ *                              [--operands-on-device] [--device-version V] [--compare-cpu]
  *   For each size n (an n x n x n GEMM of uniform random values in [-1, 1]):
  *   1. the certified path (CPU, or --gpu: the device path, timed against cuBLAS DGEMM at the
  *      same size in the same process), with its stage times and n_mpfr;
@@ -21,6 +22,10 @@
  *      time with the results resident on the device (after the set-up: CUDA context, cuBLAS
  *      handle), the download and the total, each as a multiple of cuBLAS DGEMM ("x DGEMM").
  *      With --gpu a 64^3 device reference runs first, untimed, to create the CUDA context.
+ *   7. --operands-on-device (with --gpu, version 2): A, B (and C) are uploaded before the timer
+ *      and handed to the reference (mmp_ref_options.dev_a/dev_b/dev_c), as a harness that has
+ *      already uploaded them for the kernel under test would, and as the DGEMM it is compared
+ *      with has its operands: the resident time then has no upload.
  * Exit status: 0, 1 when any disagreement was found, 2 usage, 3 environment.
  */
 #include <inttypes.h>
@@ -93,7 +98,7 @@ static int64_t parse_list(int64_t *out, int max, const char *s)
 int main(int argc, char **argv)
 {
     int64_t sizes[16] = {256, 1024, 2048};
-    int nsizes = 3, threads = 0, gpu = 0, compare_cpu = 0, col = 0, device_version = 0;
+    int nsizes = 3, threads = 0, gpu = 0, compare_cpu = 0, col = 0, device_version = 0, on_device = 0;
     double alpha = 1.0, beta = 0.0;
     int64_t full_max = 256, mpfr_rows = 16, sample = 0, naive_size = 0;
     mmp_format fa = MMP_FORMAT_FP32, fb = MMP_FORMAT_FP32, fd = MMP_FORMAT_FP32;
@@ -101,6 +106,7 @@ int main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         mmp_status st = MMP_STATUS_OK;
         if (!strcmp(argv[i], "--gpu")) { gpu = 1; continue; }
+        if (!strcmp(argv[i], "--operands-on-device")) { on_device = 1; continue; }
         if (!strcmp(argv[i], "--compare-cpu")) { compare_cpu = 1; continue; }
         if (!strcmp(argv[i], "--col")) { col = 1; continue; }
         if (!v) { fprintf(stderr, "bench_reference: %s needs a value\n", argv[i]); return 2; }
@@ -161,9 +167,19 @@ int main(int argc, char **argv)
         o.threads = threads;
         o.path = gpu ? MMP_REF_PATH_CUDA : MMP_REF_PATH_CERTIFIED;
         o.device_version = device_version;
+        void *da = NULL, *db = NULL, *dc = NULL;   /* --operands-on-device: uploaded untimed, as a harness has them */
+        if (gpu && on_device) {
+            mmp_status su = ref_cuda2_upload(&da, a, g.a, g.la, g.lda, n, n, 0);
+            if (su == MMP_STATUS_OK) su = ref_cuda2_upload(&db, b, g.b, g.lb, g.ldb, n, n, 0);
+            if (su == MMP_STATUS_OK && c) su = ref_cuda2_upload(&dc, c, g.c, g.lc, g.ldc, n, n, 0);
+            if (su != MMP_STATUS_OK) { printf("operands on device: FAILED: %s\n", mmp_error_last()); return mmp_status_exit_code(su); }
+            o.dev_a = da; o.dev_b = db; o.dev_c = dc;
+            printf("operands on device: A, B%s uploaded before the timer (the DGEMM's are resident too)\n", c ? ", C" : "");
+        }
         mmp_ref_result r;
         mmp_ref_result_init(&r);
         mmp_status st = mmp_ref_gemm(&r, a, b, c, &g, &o);
+        ref_cuda2_free(da); ref_cuda2_free(db); ref_cuda2_free(dc);
         if (st != MMP_STATUS_OK) {
             printf("certified %s: FAILED: %s\n", gpu ? "gpu" : "cpu", mmp_error_last());
             free(a); free(b); free(c);

@@ -408,6 +408,16 @@ mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_opti
     return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
 }
 
+mmp_status ref_cuda2_upload(void **dev, const void *host, mmp_format f, mmp_layout l, int64_t ld, int64_t rows,
+                            int64_t cols, int device)
+{
+    (void)host; (void)f; (void)l; (void)ld; (void)rows; (void)cols; (void)device;
+    *dev = NULL;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
+
+void ref_cuda2_free(void *dev) { (void)dev; }
+
 mmp_status ref_cuda_time_dgemm(double *seconds, int64_t m, int64_t n, int64_t k, int device)
 {
     (void)m; (void)n; (void)k; (void)device;

@@ -110,6 +110,11 @@ mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_opti
  * native host operands; no ref_data is loaded unless elements need MPFR. r is allocated. */
 mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
                          const mmp_ref_options *o, int threads);
+/* A device copy of a native host operand (rows x cols in layout l, leading dimension ld) and
+ * its release (ref_cuda2.cu; stubs returning MMP_STATUS_UNSUPPORTED in host-only builds). */
+mmp_status ref_cuda2_upload(void **dev, const void *host, mmp_format f, mmp_layout l, int64_t ld, int64_t rows,
+                            int64_t cols, int device);
+void ref_cuda2_free(void *dev);
 /* MPFR for the listed row-major elements from the native operands (loads only their rows of A
  * and columns of B; threads): n_mpfr and time.mpfr_s are updated. */
 mmp_status ref_mpfr_native_list(mmp_ref_result *r, const void *a, const void *b, const void *c,

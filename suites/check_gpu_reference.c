@@ -5,7 +5,8 @@
  * dimensions and alpha/beta; on entries far below their row/column maximum (both remainder
  * modes: exact lists and the bound), every output format (C in it too), and a known answer
  * that needs the remainder cross term; plus the |A||B| bound, and version 2's plan (slices,
- * remainder mode) equals the CPU path's. Each Check test runs in a forked child, so CUDA is
+ * remainder mode) equals the CPU path's; version 2 also reading the caller's device copies of
+ * the operands (mmp_ref_options.dev_*) instead of uploading. Each Check test runs in a forked child, so CUDA is
  * initialised there, never in this process. Without a device: prints why, exits 77.
  *
  *   build/suites/check_gpu_reference            (ctest -L gpu; MMP_SEED=n to reproduce)
@@ -14,6 +15,7 @@
 #include "suites/check_main.h"
 
 #include "mmaprobe/reference.h"
+#include "reference/ref_internal.h"
 #include "suites/ref_testgen.h"
 
 static const struct {
@@ -28,15 +30,30 @@ static const struct {
 };
 enum { N_COMBOS = sizeof combos / sizeof combos[0] };
 
+/* version 3 here: version 2 reading device copies of the operands (mmp_ref_options.dev_*) */
 static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int version)
 {
     mmp_ref_options o;
     mmp_ref_options_init(&o);
     o.path = path;
     o.want_absbound = 1;
-    o.device_version = version;
+    o.device_version = version == 3 ? 2 : version;
+    void *da = NULL, *db = NULL, *dc = NULL;
+    if (version == 3) {
+        const mmp_gemm *g = &p->g;
+        ck_assert(ref_cuda2_upload(&da, p->a, g->a, g->la, g->lda, g->m, g->k, 0) == MMP_STATUS_OK);
+        ck_assert(ref_cuda2_upload(&db, p->b, g->b, g->lb, g->ldb, g->k, g->n, 0) == MMP_STATUS_OK);
+        if (g->beta != 0.0) ck_assert(ref_cuda2_upload(&dc, p->c, g->c, g->lc, g->ldc, g->m, g->n, 0) == MMP_STATUS_OK);
+        o.dev_a = da; o.dev_b = db; o.dev_c = dc;
+    }
     mmp_ref_result_init(r);
     mmp_status st = mmp_ref_gemm(r, p->a, p->b, p->c, &p->g, &o);
+    ref_cuda2_free(da); ref_cuda2_free(db); ref_cuda2_free(dc);
+    if (version == 3) {
+        if (st == MMP_STATUS_OK && !r->is_integer)
+            ck_assert_msg(r->split.upload_s == 0.0 || r->split.version != 2, "device operands were uploaded again");
+        version = 2;
+    }
     ck_assert_msg(st == MMP_STATUS_OK, "mmp_ref_gemm (%s v%d): %s", path == MMP_REF_PATH_CUDA ? "cuda" : "cpu",
                   version, mmp_error_last());
     if (path == MMP_REF_PATH_CUDA && !r->is_integer)
@@ -49,10 +66,10 @@ static void compare_problem(const prob *p, const char *what)
     int64_t m = p->g.m, n = p->g.n, k = p->g.k;
     mmp_ref_result rc;
     compute(&rc, p, MMP_REF_PATH_CERTIFIED, 0);
-    for (int version = 2; version >= 1; version--) {
+    for (int version = 3; version >= 1; version--) {   /* 3: version 2 on device operands */
         mmp_ref_result rg;
         compute(&rg, p, MMP_REF_PATH_CUDA, version);
-        if (version == 2 && !rc.is_integer)   /* the same rules make the same plan */
+        if (version >= 2 && !rc.is_integer)   /* the same rules make the same plan */
             ck_assert_msg(rg.slices_a == rc.slices_a && rg.slices_b == rc.slices_b && rg.split.sparse == rc.split.sparse &&
                           rg.split.n_remainders == rc.split.n_remainders,
                           "%s: plan v2 %dx%d sparse %d (%lld remainders), cpu %dx%d sparse %d (%lld)", what, rg.slices_a,

@@ -65,6 +65,11 @@ typedef struct mmp_ref_options {
     int device_version;   /* MMP_REF_PATH_CUDA: 0 = version 2 where it applies (else 1), 1 = force
                              version 1, 2 = version 2 or MMP_STATUS_UNSUPPORTED. The environment
                              variable MMP_REF_DEVICE_VERSION=1|2 overrides 0. */
+    /* appended: device copies of A, B (and C when beta != 0) in the host operands' formats,
+     * layouts and leading dimensions, on `device` (e.g. what a harness uploaded for the kernel
+     * under test). Version 2 reads them instead of uploading its own (split.upload_s stays 0);
+     * the host operands are still needed for the MPFR recomputation. NULL: upload. */
+    const void *dev_a, *dev_b, *dev_c;
 } mmp_ref_options;
 
 typedef struct mmp_ref_timing {

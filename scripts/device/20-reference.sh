@@ -46,11 +46,14 @@ run() {   # name, timeout, args...
     end=$(date +%s.%N)
     echo "20-reference: $name rc=$rc in $(awk "BEGIN{printf \"%.1f\", $end - $start}") s" | tee -a "$out/times.txt"
     [ $rc -eq 0 ] || echo "20-reference: $name failed (rc $rc): see $out/$name.txt"
-    grep -E '^(certified|cublas dgemm|device|naive|sampled|compared|# disagreements)|FAILED' "$out/$name.txt" || true
+    grep -E '^(certified|cublas dgemm|device|naive|sampled|compared|operands|# disagreements)|FAILED' "$out/$name.txt" || true
 }
 run gpu-fp32-8192 90 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
 # bf16 inputs need one DGEMM (fp32: 2 x 2 slices, 4 DGEMMs): the 2.5x goal's best case
 run gpu-bf16-8192 60 --gpu --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
+# operands already on the device (as the kernel's are in a harness, and the DGEMM's): no upload
+run gpu-bf16-8192-ondev 40 --gpu --operands-on-device --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
+run gpu-fp32-8192-ondev 40 --gpu --operands-on-device --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
 run gpu-fp32-8192-v1 40 --gpu --device-version 1 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
 # v2 with pageable copies instead of cudaHostRegister'ed ones (which is faster on this host?)
 MMP_REF_PIN=0 run gpu-fp32-8192-nopin 30 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
