@@ -52,8 +52,12 @@ run gpu-fp32-8192 90 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample
 # bf16 inputs need one DGEMM (fp32: 2 x 2 slices, 4 DGEMMs): the 2.5x goal's best case
 run gpu-bf16-8192 60 --gpu --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
 # operands already on the device (as the kernel's are in a harness, and the DGEMM's): no upload
-run gpu-bf16-8192-ondev 40 --gpu --operands-on-device --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
+run gpu-bf16-8192-ondev 40 --gpu --operands-on-device --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
 run gpu-fp32-8192-ondev 40 --gpu --operands-on-device --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
+# every tensor-core input format: fp16 -> fp16, tf32 -> fp32, e4m3 x e5m2 -> bf16 (one DGEMM each)
+run gpu-fp16-8192-ondev 40 --gpu --operands-on-device --a fp16 --b fp16 --d fp16 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
+run gpu-tf32-8192-ondev 40 --gpu --operands-on-device --a tf32 --b tf32 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
+run gpu-fp8-8192-ondev 40 --gpu --operands-on-device --a e4m3 --b e5m2 --d bf16 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
 run gpu-fp32-8192-v1 40 --gpu --device-version 1 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
 # v2 with pageable copies instead of cudaHostRegister'ed ones (which is faster on this host?)
 MMP_REF_PIN=0 run gpu-fp32-8192-nopin 30 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
