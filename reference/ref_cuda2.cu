@@ -375,7 +375,8 @@ static int cmp_i64(const void *x, const void *y)
 extern "C" mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const void *c,
                                     const mmp_gemm *g, const mmp_ref_options *o, int threads)
 {
-    if (g->m * g->k > INT32_MAX * 64LL || g->k * g->n > INT32_MAX * 64LL || g->m * g->n > INT32_MAX * 64LL)
+    if (g->m * g->k > INT32_MAX * 64LL || g->k * g->n > INT32_MAX * 64LL || g->m * g->n > INT32_MAX * 64LL ||
+        g->m > INT32_MAX || g->n > INT32_MAX || g->k > INT32_MAX)   /* cuBLAS takes int dimensions */
         return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: operands too large for the device path");
     r->split.version = 2;
     v2_dev dev;
