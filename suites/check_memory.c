@@ -175,7 +175,7 @@ START_TEST(ldgsts_sectors_synthetic)
 END_TEST
 
 /* The built-in kernels' maps against the H200's l1tex__t_sectors_pipe_lsu_mem_global_op_ld per
- * CTA per K step (Nsight Compute, M = N = K = 2048, reports/h200/memory/memory-*.txt). */
+ * CTA per K step (Nsight Compute or CUPTI, M = N = K = 2048, reports/h200/memory/memory-*.txt). */
 START_TEST(ldgsts_sectors_of_kernel_maps)
 {
     static const struct { const char *kernel; int64_t distinct, l1tex; } rows[] = {
@@ -186,6 +186,10 @@ START_TEST(ldgsts_sectors_of_kernel_maps)
         {"bf16_mma_w64_4stage", 768, 768},    {"fp16_mma_f16acc", 512, 512},
         {"fp8_mma", 512, 512},                {"int8_ptx_mma_k32", 256, 256},
         {"int4_ptx_mma_k64", 256, 256},       {"int4_ptx_mma_k64_x4_x2trans_ca", 2176, 2176},
+        /* CUPTI in process (reports/h200/memory/memory-cupti.txt, session 15): the tuned
+         * kernels' incremental copies cover the same sectors */
+        {"bf16_mma_pipe_256", 768, 768},      {"bf16_mma_pipe_256_bk64", 1536, 1536},
+        {"bf16_mma_pipe_128", 512, 512},
         /* measured 384, not 256: the one kernel the rule does not explain (its map is
          * int4_ptx_mma_k64's, which measures 256 with cp.async.ca) */
         {"int4_ptx_mma_k64_x4_x2nontrans_cg", 256, 256},
