@@ -11,7 +11,8 @@
  * 16-bit or 64 8-bit values; 128-byte slices in one tuned row) staged by cp.async in a
  * `stages`-deep ring; each warp reads its fragments with ldmatrix and issues mma.sync. Rows
  * with pipe = 1 (Hopper-tuned, bf16_mma_pipe_*) run a second main loop: fragments
- * double-buffered in registers, every stage in flight, incremental copy addresses. Edges: out-of-range 16-byte chunks are zero-filled by cp.async (src-size 0) and
+ * double-buffered in registers, every stage in flight, incremental copy addresses.
+ * Edges: out-of-range 16-byte chunks are zero-filled by cp.async (src-size 0) and
  * stores are bounds-checked, so M (and N for column-major B) may be anything; K and the
  * leading dimensions must be multiples of one 16-byte chunk (8 16-bit or 16 8-bit values).
  *

@@ -150,14 +150,7 @@ START_TEST(device_cross_term)
     prob p;
     prob_make(&p, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, M, N, K, 0, 0, 1.0, 0.0, GEN_RANDOM);
     float *a = (float *)p.a, *b = (float *)p.b;
-    for (int i = 0; i < M; i++) {
-        float t = (float)ldexp(1.0 + ldexp((double)(rnd64() % (1u << 23)), -23), -30 - (int)(rnd64() % 15));
-        a[i * K + 0] = 1.0f; a[i * K + 1] = 0.0f; a[i * K + 2] = (rnd64() & 1) ? -t : t;
-    }
-    for (int j = 0; j < N; j++) {
-        float u = (float)ldexp(1.0 + ldexp((double)(rnd64() % (1u << 23)), -23), -30 - (int)(rnd64() % 15));
-        b[0 * N + j] = 0.0f; b[1 * N + j] = 1.0f; b[2 * N + j] = u;
-    }
+    cross_term_fill(a, b, M, N);
     mmp_ref_result r;
     compute(&r, &p, MMP_REF_PATH_CUDA, 2);
     ck_assert_int_eq(r.n_mpfr, 0);

@@ -356,14 +356,7 @@ START_TEST(v2_model_remainder_cross_term)
     enum { M = 3, N = 4, K = 3 };
     float a[M * K], b[K * N];
     double want[M * N];
-    for (int i = 0; i < M; i++) {
-        float t = (float)ldexp(1.0 + ldexp((double)(rnd64() % (1u << 23)), -23), -30 - (int)(rnd64() % 15));
-        a[i * K + 0] = 1.0f; a[i * K + 1] = 0.0f; a[i * K + 2] = (rnd64() & 1) ? -t : t;
-    }
-    for (int j = 0; j < N; j++) {
-        float u = (float)ldexp(1.0 + ldexp((double)(rnd64() % (1u << 23)), -23), -30 - (int)(rnd64() % 15));
-        b[0 * N + j] = 0.0f; b[1 * N + j] = 1.0f; b[2 * N + j] = u;
-    }
+    cross_term_fill(a, b, M, N);
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) want[i * N + j] = (double)a[i * K + 2] * (double)b[2 * N + j];
     mmp_gemm g;

@@ -131,6 +131,21 @@ static inline void prob_far(prob *p, double frac)
         }
 }
 
+/* The remainder cross-term problem (row-major fp32 A m x 3, B 3 x n): a_i2 = t_i, b_2j = u_j
+ * far below their row's / column's maximum (a_i0 = b_1j = 1, partners 0), so X_ij = t_i u_j
+ * comes only from the remainder terms, the cross term rA rB included (exact: 24 + 24 bits). */
+static inline void cross_term_fill(float *a, float *b, int m, int n)
+{
+    for (int i = 0; i < m; i++) {
+        float t = (float)ldexp(1.0 + ldexp((double)(rnd64() % (1u << 23)), -23), -30 - (int)(rnd64() % 15));
+        a[i * 3 + 0] = 1.0f; a[i * 3 + 1] = 0.0f; a[i * 3 + 2] = (rnd64() & 1) ? -t : t;
+    }
+    for (int j = 0; j < n; j++) {
+        float u = (float)ldexp(1.0 + ldexp((double)(rnd64() % (1u << 23)), -23), -30 - (int)(rnd64() % 15));
+        b[0 * n + j] = 0.0f; b[1 * n + j] = 1.0f; b[2 * n + j] = u;
+    }
+}
+
 static void prob_free(prob *p) { free(p->a); free(p->b); free(p->c); }
 
 static int same_bits(double x, double y)
