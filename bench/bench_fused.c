@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mmaprobe/cli.h"
+#include "mmaprobe/core.h"
 #include "mmaprobe/fused.h"
 #include "mmaprobe/kernel.h"
 #include "mmaprobe/status.h"

@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mmaprobe/cli.h"
+#include "mmaprobe/core.h"
 #include "mmaprobe/format.h"
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/registry.h"

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mmaprobe/cli.h"
+#include "mmaprobe/core.h"
 #include "mmaprobe/status.h"
 
 #ifdef MMP_HAVE_CUDA

@@ -36,7 +36,7 @@
 
 #include <cblas.h>
 
-#include "mmaprobe/cli.h"
+#include "mmaprobe/core.h"
 #include "mmaprobe/reference.h"
 #include "reference/ref_internal.h"
 
@@ -131,9 +131,9 @@ int main(int argc, char **argv)
     mmp_env env;
     mmp_env_capture(&env, -1, seed, argc, argv);   /* queries CUDA in a child process */
     mmp_env_print(stdout, &env, "# ");
-    int nthreads = ref_threads(threads);
-    printf("# bench_reference: %s x %s -> %s, host threads %d, seed %" PRIu64 ", OpenBLAS core %s\n",
-           mmp_format_name(fa), mmp_format_name(fb), mmp_format_name(fd), nthreads, seed, openblas_get_corename());
+    int nthreads = mmp_parallel_threads(threads);
+    printf("# bench_reference: %s x %s -> %s, host threads %d, seed %" PRIu64 ", BLAS %s\n",
+           mmp_format_name(fa), mmp_format_name(fb), mmp_format_name(fd), nthreads, seed, mmp_ref_blas_name());
     int64_t disagreements = 0;
     if (gpu) {   /* the CUDA context, cuBLAS and the kernels' modules, once (the runner's child
                     has them before its reference too): untimed, printed */
@@ -266,13 +266,13 @@ int main(int argc, char **argv)
             int64_t *idx = malloc((size_t)sample * sizeof(int64_t));
             for (int64_t t = 0; t < sample; t++) idx[t] = (int64_t)((urand() + 1.0) * 0.5 * (double)(n * n)) % (n * n);
             sample_job j = {a, b, c, &g, &r, idx, {0}};
-            double t0 = ref_now();
-            ref_parallel(nthreads > 256 ? 256 : nthreads, sample, 4, sample_range, &j);
+            double t0 = mmp_clock_now();
+            mmp_parallel_for(nthreads > 256 ? 256 : nthreads, sample, 4, sample_range, &j);
             int64_t bad = 0;
             for (int t = 0; t < 256; t++) bad += j.bad[t];
             disagreements += bad;
             printf("sampled vs pure mpfr: %lld random elements, %lld disagreements (%.1f s)\n",
-                   (long long)sample, (long long)bad, ref_now() - t0);
+                   (long long)sample, (long long)bad, mmp_clock_now() - t0);
             free(idx);
         }
         mmp_ref_result_clear(&r);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/bench_reference.sh [BUILD_DIR] — the reference GEMM against its anchors on this machine
-# (issue 2 "Done when", issue 8): writes reports/bench/reference-cpu.txt.
+# (issue 2 "Done when", issue 8): writes results/host/bench/reference-cpu.txt.
 #   1. fp32 inputs, 256^3 and 1024^3: naive MPFR (all of 256^3; the first 8 rows of 1024^3,
 #      extrapolated — the output says so) vs the certified path, elements sent to MPFR, and
 #      every MPFR-computed element compared bit for bit with the certified result;
@@ -14,7 +14,7 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 bin=$build/bench_reference
-out=$root/reports/bench/reference-cpu.txt
+out=$root/results/host/bench/reference-cpu.txt
 mkdir -p "$(dirname "$out")"
 if [ ! -x "$bin" ]; then echo "bench_reference.sh: $bin missing: build first (cmake --build $build)"; exit 3; fi
 core=${OPENBLAS_CORETYPE:-}

@@ -37,7 +37,7 @@
  * Build: part of libmmp. Run: mmaprobe validate --kernels 'bf16_mma_*'; time:
  * build/bench_kernels --filter 'bf16_*'. Memory maps: kernels/kern16_memmaps.c.
  */
-#include "kernels/kern16_mma.cuh"
+#include "kern16_mma.cuh"
 #include "mmaprobe/registry.h"
 
 MMP_K16_TAG(bf16_mma_plain, MMP_K16_BF16_PLAIN)

@@ -35,7 +35,7 @@
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/kernel.h"
 #include "mmaprobe/registry.h"
-#include "kernels/cublas_plan.h"
+#include "cublas_plan.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Shared plumbing: handles, the C -> D copy (the column-major plan is in cublas_plan.c).       */

@@ -1,6 +1,6 @@
 /* cublas_plan.c — the column-major plan and staging sizes of the cublas family (see
  * cublas_plan.h); host C, tested on the CPU by suites/check_cublas_plan.c. */
-#include "kernels/cublas_plan.h"
+#include "cublas_plan.h"
 
 #include "mmaprobe/gemm.h"
 

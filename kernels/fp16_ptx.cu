@@ -16,7 +16,7 @@
  * Build: part of libmmp (cmake --build build). Run: mmaprobe validate --kernels 'fp16_ptx_*';
  * time: build/bench_kernels --filter 'fp16_*'. Memory maps: kernels/kern16_memmaps.c.
  */
-#include "kernels/kern16_mma.cuh"
+#include "kern16_mma.cuh"
 #include "mmaprobe/registry.h"
 
 MMP_K16_TAG(fp16_ptx_mma, MMP_K16_FP16_PTX_MMA)

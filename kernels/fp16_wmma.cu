@@ -25,8 +25,8 @@
 #include <mma.h>
 #include <stdint.h>
 
-#include "kernels/kern16_addr.h"
-#include "kernels/mma_ptx.cuh"
+#include "kern16_addr.h"
+#include "mma_ptx.cuh"
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/registry.h"
 

@@ -20,7 +20,7 @@
 
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/registry.h"
-#include "kernels/host_gemm.h"
+#include "host_gemm.h"
 
 int mmp_host_gemm(const mmp_kernel_args *x, mmp_format fa, mmp_format fb, mmp_format fc, mmp_format fd,
                   mmp_format facc, mmp_round rnd)

@@ -35,7 +35,7 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 
-#include "kernels/int4_fused_layout.h"
+#include "int4_fused_layout.h"
 #include "mmaprobe/fused.h"
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/kernel.h"
@@ -520,4 +520,4 @@ __global__ void fk_affine_kernel(float *y, const float *z, const float *beta, in
         y[i] = fk_affine(z[i], beta[i % n]);
 }
 
-#include "kernels/int4_fused_launch.cuh"
+#include "int4_fused_launch.cuh"

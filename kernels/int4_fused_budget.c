@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "kernels/int4_fused_layout.h"
+#include "int4_fused_layout.h"
 #include "mmaprobe/fused.h"
 
 static const char *mode_names[MMP_FUSED_MODE_COUNT_] = {"simple", "persistent"};

@@ -23,7 +23,7 @@
  */
 #include <mma.h>
 
-#include "kernels/int_ptx.cuh"
+#include "int_ptx.cuh"
 #include "mmaprobe/registry.h"
 
 /* ------------------------------------------------------------------------------------------------ */

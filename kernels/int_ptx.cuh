@@ -15,7 +15,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "kernels/int_ptx_addr.h"
+#include "int_ptx_addr.h"
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/kernel.h"
 #include "mmaprobe/status.h"

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "kernels/int_ptx_addr.h"
+#include "int_ptx_addr.h"
 #include "mmaprobe/memmap.h"
 #include "mmaprobe/registry.h"
 

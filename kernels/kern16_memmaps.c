@@ -19,7 +19,7 @@
  */
 #include <string.h>
 
-#include "kernels/kern16_addr.h"
+#include "kern16_addr.h"
 #include "mmaprobe/registry.h"
 #include "mmaprobe/status.h"
 
@@ -247,7 +247,7 @@ static int enumerate_wmma(mmp_k16_wmma_cfg c, int cp_async, mmp_warp_access *out
     /* Fragment loads. load_matrix_sync has no specified lane mapping; CUDA 13.0 lowers it for
      * sm_90 to one LDSM.16.M88.4 per A fragment (row-major) and one LDSM.16.MT88.4 per B
      * fragment (row-major K x N, read transposed) (cuobjdump of the H200 build,
-     * reports/h200/README.md). Lane l addresses row l % 16 at column 8 (l / 16) of the 16 x 16
+     * results/h200/README.md). Lane l addresses row l % 16 at column 8 (l / 16) of the 16 x 16
      * fragment; the conflict model needs only that each 8-lane phase reads 8 consecutive rows
      * at one column. A compiler that lowers it otherwise shows as a measured DISAGREE.
      * Warp w owns rows 32 (w / 2) and columns 32 (w % 2) of the CTA tile (fp16_wmma.cu). */

@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "kernels/wgmma_addr.h"
+#include "wgmma_addr.h"
 #include "mmaprobe/memmap.h"
 #include "mmaprobe/registry.h"
 

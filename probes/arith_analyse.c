@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "mmaprobe/probe.h"
-#include "probes/arith_internal.h"
-#include "reports/json.h"
+#include "arith_internal.h"
+#include "mmaprobe/json.h"
 
 typedef struct fam {
     const mmp_capture *cap;

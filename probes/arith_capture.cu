@@ -31,7 +31,7 @@
 
 #include "mmaprobe/cuda_check.h"
 #include "mmaprobe/probe.h"
-#include "probes/arith_internal.h"
+#include "arith_internal.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* packing helpers (device) */

@@ -27,8 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mmaprobe/core.h"
 #include "mmaprobe/probe.h"
-#include "probes/arith_internal.h"
+#include "arith_internal.h"
 
 /* Columns: id, PTX, in, out, K, min cc, wgmma, satfinite, scale-d = 0 (c ignored), instruction K
  * of a chain (0: one instruction), chain promoted to fp32. The wgmma rows run with scale-d = 1
@@ -153,15 +154,6 @@ static double decode_bits(uint32_t u, const in_fmt *F)
     if (ex == 0) v = ldexp((double)frac, 1 - bias - fb);
     else v = ldexp((double)(frac | (1u << fb)), (int)ex - bias - fb);
     return sgn ? -v : v;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    /* splitmix64 */
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 typedef struct builder {
@@ -338,7 +330,8 @@ static mmp_status design_chain(builder *B)
 static mmp_status design_random(builder *B, size_t n, uint64_t seed)
 {
     const in_fmt *F = B->F;
-    uint64_t s = seed;
+    mmp_rng_stream s;
+    mmp_rng_stream_init(&s, seed, mmp_rng_hash("arith-random"));
     int k = B->cap->k;
     /* every bit pattern of the input format decoded once (2^8 .. 2^19 doubles) */
     double *table = n ? malloc(((size_t)1 << F->bits) * sizeof *table) : NULL;
@@ -348,7 +341,7 @@ static mmp_status design_random(builder *B, size_t n, uint64_t seed)
         double c;
         for (int j = 0; j < k; j++) {
             for (int side = 0; side < 2; side++) {
-                uint64_t r = rng_next(&s);
+                uint64_t r = mmp_rng_stream_u64(&s);
                 double x;
                 if (bits_mode) {
                     uint32_t pat = (uint32_t)r & ((1u << F->bits) - 1);
@@ -368,7 +361,7 @@ static mmp_status design_random(builder *B, size_t n, uint64_t seed)
                 (side ? B->b : B->a)[j] = x;
             }
         }
-        uint64_t r = rng_next(&s);
+        uint64_t r = mmp_rng_stream_u64(&s);
         if (bits_mode) {
             uint32_t u = (uint32_t)r;
             c = mmp_probe_value(u);

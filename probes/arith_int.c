@@ -20,8 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mmaprobe/core.h"
 #include "mmaprobe/probe.h"
-#include "probes/arith_internal.h"
+#include "arith_internal.h"
 
 typedef struct int_fmt {
     mmp_format f;
@@ -47,14 +48,6 @@ static uint32_t w32(int64_t v) { return (uint32_t)(uint64_t)v; }
 static int32_t i32(uint32_t w)
 {
     return w <= (uint32_t)INT32_MAX ? (int32_t)w : (int32_t)((int64_t)w - ((int64_t)1 << 32));
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);   /* splitmix64 */
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 static mmp_status add(mmp_capture *cap, const char *probe, const int *a, const int *b, int64_t c)
@@ -108,15 +101,16 @@ mmp_status mmp_arith_design_int(mmp_capture *cap, const mmp_arith_instr *in, siz
         for (int j = 0; j < k; j++) { a[j] = sign ? neg_a : pa; b[j] = sign ? neg_b : pa; }
         MMP_TRY(add(cap, "exact", a, b, 0));
     }
-    uint64_t s = seed;
+    mmp_rng_stream s;
+    mmp_rng_stream_init(&s, seed, mmp_rng_hash("arith-int-random"));
     int64_t span = (int64_t)k * (int64_t)(F->lo * F->lo > F->hi * F->hi ? F->lo * F->lo : F->hi * F->hi);
     for (size_t v = 0; v < n_random; v++) {
         int mode = (int)(v % 3);
         for (int j = 0; j < k; j++) {
-            a[j] = F->lo + (int)(rng_next(&s) % (uint64_t)(F->hi - F->lo + 1));
-            b[j] = F->lo + (int)(rng_next(&s) % (uint64_t)(F->hi - F->lo + 1));
+            a[j] = F->lo + (int)(mmp_rng_stream_u64(&s) % (uint64_t)(F->hi - F->lo + 1));
+            b[j] = F->lo + (int)(mmp_rng_stream_u64(&s) % (uint64_t)(F->hi - F->lo + 1));
         }
-        uint64_t r = rng_next(&s);
+        uint64_t r = mmp_rng_stream_u64(&s);
         int64_t c;
         const char *name;
         if (mode == 0) { c = (int64_t)(r % (1u << 21)) - (1 << 20); name = "random"; }

@@ -5,7 +5,7 @@
  * star-slash), an optional predicate (@P0, @!P0), the opcode with its modifiers
  * (HMMA.16816.F32.BF16), operands, ';' and the encoding comment; a second line holds only the
  * rest of the encoding. Labels ("$__internal_0_$__cuda_sm_9x_mma_...:", ".L_x_0:") stand alone.
- * The file probes/captures/sass-sample-sm90.txt is a worked example (check_sass uses it).
+ * The file tests/data/sass-sample-sm90.txt is a worked example (check_sass uses it).
  * A function is picked by a key that its (mangled) name contains and by the architecture of
  * its "code for sm_NN" section; the routines it CALLs (internal emulation routines) count as
  * part of it, whether listed inside its text (as labels) or as Function sections of their own.

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "mmaprobe/layout.h"
-#include "reports/json.h"
+#include "mmaprobe/json.h"
 
 #define PICTURE_CHUNK 32   /* columns per picture block, so wide matrices stay readable */
 

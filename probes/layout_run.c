@@ -15,7 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "mmaprobe/cli.h"
+#include "mmaprobe/core.h"
+#include "mmaprobe/reference.h"
 #include "mmaprobe/layout.h"
 
 typedef struct run_opts {
@@ -326,6 +327,7 @@ int mmp_probe_layout_run(FILE *text, FILE *json, int argc, char **argv)
     }
     mmp_env env;
     mmp_status est = mmp_env_capture(&env, o.device, 0, argc, argv);   /* forks: before any CUDA use */
+    snprintf(env.blas, sizeof env.blas, "%s", mmp_ref_blas_name());
     if (text) mmp_env_print(text, &env, "# ");
     run_state rs = {text, json, 0, 0, 0, 0, 0, 0, 0, &o, &env};
     if (json) {

@@ -3,7 +3,7 @@
  * Global sectors come in two figures: the distinct sectors an access touches (ideal, and the
  * bytes-used efficiency), and, for cp.async, the sectors as the H200's L1TEX counts them: once per
  * shared-write wavefront, the wavefronts formed greedily in lane order with at most one 32-byte
- * shared chunk per slot (chunk mod 4) — our measured finding (memory.h, reports/h200/README.md),
+ * shared chunk per slot (chunk mod 4) — our measured finding (memory.h, results/h200/README.md),
  * which turns bf16_mma_padded's 512 into the measured 640 and fp16_ptx_mma's into 608. */
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "probes/memory_internal.h"
+#include "memory_internal.h"
 
 const char *const mmp_memory_metrics[MMP_MEMORY_N_METRICS] = {
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",

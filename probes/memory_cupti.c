@@ -1,5 +1,5 @@
 /* memory_cupti.c — CUPTI's in-process Range Profiler as the first counter source of
- * `probe --memory` (memory_internal.h); measured on the H200 (reports/h200/memory/
+ * `probe --memory` (memory_internal.h); measured on the H200 (results/h200/memory/
  * memory-cupti.txt). The trust check in memory_counters.c decides whether its figures are
  * used (every calibration row must agree with the model), so a wrong reading falls back to ncu
  * with the reason printed.
@@ -36,7 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "probes/memory_internal.h"
+#include "memory_internal.h"
 
 #define MAX_RANGES 64
 

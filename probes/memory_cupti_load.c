@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probes/memory_internal.h"
+#include "memory_internal.h"
 
 const char *const mmp_cupti_func_names[MMP_CUPTI_N_FUNCS] = {
     "cuptiGetResultString",

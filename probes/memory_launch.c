@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "probes/memory_internal.h"
+#include "memory_internal.h"
 #include "mmaprobe/registry.h"
 
 #ifdef MMP_HAVE_CUDA

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "probes/memory_internal.h"
+#include "memory_internal.h"
 
 static int self_path(char *buf, size_t size)
 {

@@ -26,8 +26,8 @@
 
 #include "mmaprobe/memory.h"
 #include "mmaprobe/registry.h"
-#include "probes/memory_internal.h"
-#include "reports/json.h"
+#include "memory_internal.h"
+#include "mmaprobe/json.h"
 
 #ifdef MMP_HAVE_CUDA
 mmp_status mmp_memory_calib_launch(double *cycles_per_access, const mmp_memory_calib *c, int iters);

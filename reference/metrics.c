@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "mmaprobe/metrics.h"
-#include "reference/ref_internal.h"
+#include "ref_internal.h"
 
 static const char *const tolerance_names[] = {"bound", "probabilistic", "bitwise", "atol/rtol", "ulps"};
 
@@ -255,11 +255,11 @@ mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, co
     int64_t nblk = (in->m + J.rows - 1) / J.rows;
     J.blk = calloc((size_t)nblk, sizeof *J.blk);
     if (!J.blk) return MMP_ERR(MMP_STATUS_NO_MEMORY, "metrics: out of memory");
-    ref_parallel(ref_threads(0), nblk, 1, scale_blocks, &J);
+    mmp_parallel_for(mmp_parallel_threads(0), nblk, 1, scale_blocks, &J);
     double scale = 0;   /* largest |want| over finite elements, to keep the norms in range */
     for (int64_t b = 0; b < nblk; b++) if (J.blk[b].scale > scale) scale = J.blk[b].scale;
     J.scale = scale == 0 ? 1 : scale;
-    ref_parallel(ref_threads(0), nblk, 1, metric_blocks, &J);
+    mmp_parallel_for(mmp_parallel_threads(0), nblk, 1, metric_blocks, &J);
     long double sum_err2 = 0, sum_ref2 = 0;
     double worst_ratio = -1;
     for (int64_t b = 0; b < nblk; b++) {

@@ -5,7 +5,7 @@
  * parameters of their MATLAB models; suites/check_model_vectors.c replays every row that has
  * vectors and counts mismatches, and its fit column re-derives block size, extra bits, output
  * rounding and floor from the vectors alone. H200 rows are what `mmaprobe probe` found on our
- * H200; suites/check_arith.c replays the stored captures (probes/captures/h200) against them.
+ * H200; suites/check_arith.c replays the stored captures (results/h200/captures/arith) against them.
  *
  * Columns of P(): in, out, block size, extra alignment bits, result fraction bits (0: the
  * output format's), output rounding, alignment floor, c rounded to the output format first,
@@ -41,7 +41,7 @@
      .c_fadd = 1}
 
 static const char SRC_VEC[] = "published vectors (Khattak & Mikaitis 2025), refitted here";
-static const char SRC_PROBE[] = "mmaprobe probe on H200 (probes/captures/h200; 10^5 random vectors per "
+static const char SRC_PROBE[] = "mmaprobe probe on H200 (results/h200/captures/arith; 10^5 random vectors per "
                                 "instruction on the device)";
 
 static const mmp_model_preset presets[] = {
@@ -70,8 +70,8 @@ static const mmp_model_preset presets[] = {
     {"H100", "wgmma.e4m3.f32.c0", SRC_VEC, P(E4M3, FP32, 32, -10, 13, RZ, -133, 0, 1)},
     {"H100", "wgmma.e5m2.f32.c0", SRC_VEC, P(E5M2, FP32, 32, -10, 13, RZ, -133, 0, 1)},
     /* H200: every row below is what `mmaprobe probe` measured on our H200 (captures in
-     * probes/captures/h200/, 10^5 random vectors per instruction replayed on the device;
-     * write-up in probes/captures/h200/README.md). The 16-bit rows equal the published H100/H200
+     * results/h200/captures/arith/, 10^5 random vectors per instruction replayed on the device;
+     * write-up in results/h200/captures/arith/README.md). The 16-bit rows equal the published H100/H200
      * vectors' parameters. wgmma FP8 keeps 13 fraction bits below the largest term's exponent
      * with or without the accumulator, and over four chained wgmma (scale-d = 1); a promoted
      * chain adds each wgmma's 13-bit result in fp32. mma.sync FP8 is emulated on sm_90 (F2FP +

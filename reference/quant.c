@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "mmaprobe/fused.h"
-#include "mmaprobe/runner.h"
+#include "mmaprobe/core.h"
 
 mmp_status mmp_fused_problem_check(const mmp_fused_problem *p)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "reference/ref_internal.h"
+#include "ref_internal.h"
 
 #define HUGE_SZ ((size_t)2 << 20)
 #define BIG_MIN ((size_t)8 << 20)
@@ -88,7 +88,7 @@ static void *prefault_main(void *arg)
     prefault_job *j = arg;
     size_t pages = 0;
     for (int a = 0; a < 3; a++) pages += (j->n[a] + 4095) / 4096;
-    ref_parallel(j->threads, (int64_t)pages, 512, touch_range, j);
+    mmp_parallel_for(j->threads, (int64_t)pages, 512, touch_range, j);
     return NULL;
 }
 

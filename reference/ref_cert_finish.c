@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/ref_internal.h"
+#include "ref_internal.h"
 
 /* x y added exactly (ref_acc_prod, ref_internal.h) */
 static void acc_prod(ref_cert *c, size_t at, double x, double y)
@@ -76,19 +76,19 @@ mmp_status ref_cert_finish(ref_cert *c)
 {
     const ref_data *d = c->d;
     mmp_ref_result *r = c->r;
-    double t0 = ref_now();
+    double t0 = mmp_clock_now();
     if (c->sparse) {
-        if (c->nnz_a) ref_parallel(d->threads, d->m, 8, sparse_rows, c);
-        if (c->nnz_b) ref_parallel(d->threads, d->n, 8, sparse_cols, c);
+        if (c->nnz_a) mmp_parallel_for(d->threads, d->m, 8, sparse_rows, c);
+        if (c->nnz_b) mmp_parallel_for(d->threads, d->n, 8, sparse_cols, c);
     }
     size_t total = (size_t)d->m * d->n;
     unsigned char *und = malloc(total);
     if (!und) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
     decide_job dj = {c, und};
-    ref_parallel(d->threads, d->m, 8, decide_rows, &dj);
+    mmp_parallel_for(d->threads, d->m, 8, decide_rows, &dj);
     size_t cnt = 0;
     for (size_t x = 0; x < total; x++) cnt += und[x];
-    r->time.combine_s += ref_now() - t0;
+    r->time.combine_s += mmp_clock_now() - t0;
     mmp_status st = MMP_STATUS_OK;
     if (cnt) {
         int64_t *idx = malloc(cnt * sizeof(int64_t));

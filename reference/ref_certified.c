@@ -45,7 +45,7 @@
 #include <cblas.h>
 
 #include "mmaprobe/format.h"
-#include "reference/ref_internal.h"
+#include "ref_internal.h"
 
 static int ceil_log2(int64_t k)
 {
@@ -267,10 +267,10 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
                        (long long)m, (long long)n, (long long)k);
     }
     split_job sj = {c, cf, cl, 0};
-    ref_parallel(d->threads, m, 16, split_rows, &sj);
+    mmp_parallel_for(d->threads, m, 16, split_rows, &sj);
     int64_t full_a = sum64(cf, m), last_a = sum64(cl, m);
     split_job sb = {c, gf, gl, 0};
-    ref_parallel(d->threads, n, 16, split_cols, &sb);
+    mmp_parallel_for(d->threads, n, 16, split_cols, &sb);
     int64_t full_b = sum64(gf, n), last_b = sum64(gl, n);
     /* one slice fewer when that leaves few remainders (they are then added exactly) */
     int drop_a = o->slices <= 0 && c->smax_a > 1 && last_a <= (int64_t)(mk / 64);
@@ -293,8 +293,8 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
     c->rb_max = malloc(n * sizeof(double)); c->b_sum = malloc(n * sizeof(double));
     if (!c->ra_max || !c->a_sum || !c->rb_max || !c->b_sum)
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
-    ref_parallel(d->threads, m, 16, bound_rows, c);
-    ref_parallel(d->threads, n, 16, bound_cols, c);
+    mmp_parallel_for(d->threads, m, 16, bound_rows, c);
+    mmp_parallel_for(d->threads, n, 16, bound_cols, c);
     return MMP_STATUS_OK;
 }
 
@@ -332,9 +332,9 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
         return st;
     }
     ref_cert c;
-    double t0 = ref_now();
+    double t0 = mmp_clock_now();
     mmp_status st = ref_cert_prepare(&c, r, d, o, 1);
-    r->time.combine_s += ref_now() - t0;
+    r->time.combine_s += mmp_clock_now() - t0;
     double *p = st == MMP_STATUS_OK ? ref_big_alloc((size_t)m * n * sizeof(double), 0) : NULL;
     if (st == MMP_STATUS_OK && !p) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
     size_t mk = (size_t)m * k, kn = (size_t)k * n;
@@ -342,16 +342,16 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
         for (int s = 1; s <= c.sa; s++) {
             int t = lvl - s;
             if (t < 1 || t > c.sb) continue;
-            double t1 = ref_now();
+            double t1 = mmp_clock_now();
             /* row-major P = column-major P^T = Qb^T Qa^T (Qa row-major is Qa^T column-major) */
             cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)n, (int)m, (int)k, 1.0,
                         c.qb + (size_t)(t - 1) * kn, (int)k, c.qa + (size_t)(s - 1) * mk, (int)k, 0.0, p, (int)n);
             r->n_gemms++;
-            double t2 = ref_now();
+            double t2 = mmp_clock_now();
             acc_job aj = {&c, p, c.beta * lvl};
-            ref_parallel(d->threads, m, 8, accumulate_rows, &aj);
+            mmp_parallel_for(d->threads, m, 8, accumulate_rows, &aj);
             r->time.gemm_s += t2 - t1;
-            r->time.combine_s += ref_now() - t2;
+            r->time.combine_s += mmp_clock_now() - t2;
         }
     ref_big_free(p);
     if (st == MMP_STATUS_OK) st = ref_cert_finish(&c);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,75 +12,26 @@
 
 #include <cblas.h>
 
+#include "mmaprobe/core.h"
 #include "mmaprobe/format.h"
-#include "reference/ref_internal.h"
-#include "reference/ref_round.h"
+#include "ref_internal.h"
+#include "ref_round.h"
 
-double ref_now(void)
+#ifdef MMP_HAVE_OPENBLAS
+/* OpenBLAS's own controls (declared here: a netlib cblas.h may come first on the path). */
+void openblas_set_num_threads(int threads);
+char *openblas_get_corename(void);
+#endif
+
+const char *mmp_ref_blas_name(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-int ref_threads(int requested)
-{
-    if (requested > 0) return requested;
-    const char *e = getenv("MMP_THREADS");   /* tests compare 1 thread with several */
-    int t = e && *e ? atoi(e) : 0;
-    if (t > 0 && t <= 256) return t;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
-typedef struct {
-    ref_range_fn fn;
-    void *ctx;
-    int64_t n, chunk;
-    atomic_llong next;
-} par_job;
-
-typedef struct {
-    par_job *job;
-    int tid;
-} par_arg;
-
-static void *par_worker(void *p)
-{
-    par_arg *a = p;
-    par_job *j = a->job;
-    for (;;) {
-        int64_t b = atomic_fetch_add(&j->next, j->chunk);
-        if (b >= j->n) break;
-        int64_t e = b + j->chunk < j->n ? b + j->chunk : j->n;
-        j->fn(j->ctx, b, e, a->tid);
-    }
-    return NULL;
-}
-
-void ref_parallel(int threads, int64_t n, int64_t chunk, ref_range_fn fn, void *ctx)
-{
-    if (n <= 0) return;
-    if (chunk < 1) chunk = 1;
-    int64_t chunks = (n + chunk - 1) / chunk;
-    if (threads > chunks) threads = (int)chunks;
-    if (threads <= 1) {
-        fn(ctx, 0, n, 0);
-        return;
-    }
-    par_job job = {fn, ctx, n, chunk, 0};
-    pthread_t th[256];
-    par_arg args[256];
-    if (threads > 256) threads = 256;
-    int started = 0;
-    for (int t = 1; t < threads; t++) {
-        args[t] = (par_arg){&job, t};
-        if (pthread_create(&th[t], NULL, par_worker, &args[t]) != 0) break;
-        started = t;
-    }
-    args[0] = (par_arg){&job, 0};
-    par_worker(&args[0]);   /* the caller works too; a failed create just means fewer threads */
-    for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
+#ifdef MMP_HAVE_OPENBLAS
+    static char name[64];
+    snprintf(name, sizeof name, "OpenBLAS (%s)", openblas_get_corename());
+    return name;
+#else
+    return "reference CBLAS (not OpenBLAS: slow, no thread control)";
+#endif
 }
 
 /* ---- loading into binary64, column-major ---- */
@@ -119,7 +71,7 @@ static mmp_status load_matrix(double **out, const void *src, mmp_format f, mmp_l
     if (!p) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate %lld x %lld doubles",
                            (long long)rows, (long long)cols);
     load_job j = {src, f, l, ld, rows, p, row_major, cols};
-    ref_parallel(threads, row_major ? rows : cols, 16, load_part, &j);
+    mmp_parallel_for(threads, row_major ? rows : cols, 16, load_part, &j);
     *out = p;
     return MMP_STATUS_OK;
 }
@@ -246,7 +198,7 @@ mmp_status ref_absbound_cpu(mmp_ref_result *r, const ref_data *d)
 void ref_absbound_finish(mmp_ref_result *r, const ref_data *d, const double *ab)
 {
     abs_job j = {r, d, ab};
-    ref_parallel(d->threads, d->m, 8, abs_rows, &j);
+    mmp_parallel_for(d->threads, d->m, 8, abs_rows, &j);
 }
 
 /* ---- entry points ---- */
@@ -281,9 +233,11 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
         g->k > INT32_MAX)
         return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: %lldx%lldx%lld is too large",
                        (long long)g->m, (long long)g->n, (long long)g->k);
-    double t0 = ref_now();
-    int threads = ref_threads(o->threads);
+    double t0 = mmp_clock_now();
+    int threads = mmp_parallel_threads(o->threads);
+#ifdef MMP_HAVE_OPENBLAS
     if (o->threads > 0) openblas_set_num_threads(o->threads);   /* else OpenBLAS's own default */
+#endif
     int integer = ref_integer_eligible(g);
     MMP_TRY(ref_result_alloc(r, g->m, g->n, o->want_absbound, integer));
     r->is_integer = integer;
@@ -292,7 +246,7 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
     if (version == 2) {   /* native operands straight to the device: no host load */
         mmp_status st = ref_cuda2_run(r, a, b, c, g, o, threads);
         if (st != MMP_STATUS_OK) { mmp_ref_result_clear(r); return st; }
-        r->time.total_s = ref_now() - t0;
+        r->time.total_s = mmp_clock_now() - t0;
         return MMP_STATUS_OK;
     }
     if (version < 0) {
@@ -303,7 +257,7 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
     ref_data d;
     mmp_status st = ref_data_load(&d, a, b, c, g, threads);
     if (st != MMP_STATUS_OK) { mmp_ref_result_clear(r); return st; }
-    r->time.convert_s = ref_now() - t0;
+    r->time.convert_s = mmp_clock_now() - t0;
     r->split.load_s = r->time.convert_s;
     int handled = 0;
     if (o->path == MMP_REF_PATH_MPFR) {
@@ -321,7 +275,7 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
         st = ref_absbound_cpu(r, &d);
     ref_data_free(&d);
     if (st != MMP_STATUS_OK) { mmp_ref_result_clear(r); return st; }
-    r->time.total_s = ref_now() - t0;
+    r->time.total_s = mmp_clock_now() - t0;
     return MMP_STATUS_OK;
 }
 
@@ -385,10 +339,10 @@ mmp_status ref_mpfr_native_list(mmp_ref_result *r, const void *a, const void *b,
                                 const mmp_gemm *g, const int64_t *idx, int64_t count, int threads)
 {
     if (count <= 0) return MMP_STATUS_OK;
-    double t0 = ref_now();
+    double t0 = mmp_clock_now();
     native_job j = {r, a, b, c, g, idx, 0};
-    ref_parallel(threads, count, 4, native_range, &j);
-    r->time.mpfr_s += ref_now() - t0;
+    mmp_parallel_for(threads, count, 4, native_range, &j);
+    r->time.mpfr_s += mmp_clock_now() - t0;
     r->n_mpfr += count;
     if (j.failed) return MMP_ERR(MMP_STATUS_INTERNAL, "reference: MPFR recomputation of an element failed");
     return MMP_STATUS_OK;

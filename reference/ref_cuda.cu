@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "mmaprobe/cuda_check.h"
-#include "reference/ref_internal.h"
+#include "ref_internal.h"
 
 /* ---- kernels ---- */
 
@@ -104,7 +104,7 @@ static void dev_free(dev_bufs *g)
 static mmp_status sync_time(double *acc, double t0)
 {
     MMP_CUDA_CHECK(cudaDeviceSynchronize());
-    *acc += ref_now() - t0;
+    *acc += mmp_clock_now() - t0;
     return MMP_STATUS_OK;
 }
 
@@ -114,7 +114,7 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
     mmp_ref_result *r = c->r;
     int64_t m = d->m, n = d->n, k = d->k;
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
-    double t0 = ref_now();
+    double t0 = mmp_clock_now();
     MMP_CUDA_CHECK(cudaSetDevice(o->device));
     MMP_CUDA_CHECK(cudaFree(0));
     mem_sample(g);
@@ -126,14 +126,14 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
     MMP_CUDA_CHECK(cudaMalloc(&g->b, kn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->ea, m * sizeof(int)));
     MMP_CUDA_CHECK(cudaMalloc(&g->fb, n * sizeof(int)));
-    r->split.setup_s = ref_now() - t0;
-    double tu = ref_now();
+    r->split.setup_s = mmp_clock_now() - t0;
+    double tu = mmp_clock_now();
     MMP_CUDA_CHECK(cudaMemcpy(g->a, d->a64, mk * sizeof(double), cudaMemcpyHostToDevice));
     MMP_CUDA_CHECK(cudaMemcpy(g->b, d->b64, kn * sizeof(double), cudaMemcpyHostToDevice));
     MMP_CUDA_CHECK(cudaMemcpy(g->ea, c->ea, m * sizeof(int), cudaMemcpyHostToDevice));
     MMP_CUDA_CHECK(cudaMemcpy(g->fb, c->fb, n * sizeof(int), cudaMemcpyHostToDevice));
-    r->split.upload_s = ref_now() - tu;
-    double tsl = ref_now();
+    r->split.upload_s = mmp_clock_now() - tu;
+    double tsl = mmp_clock_now();
     MMP_CUDA_CHECK(cudaMalloc(&g->qa, mk * c->sa * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->qb, kn * c->sb * sizeof(double)));
     MMP_CUDA_CHECK(cudaMalloc(&g->p, mn * sizeof(double)));
@@ -142,10 +142,10 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
     slice_b_kernel<<<blocks(kn), 256>>>(g->qb, g->b, g->fb, k, n, c->beta, c->sb);
     MMP_CUDA_CHECK(cudaGetLastError());
     MMP_TRY(sync_time(&r->time.convert_s, t0));
-    r->split.slice_s = ref_now() - tsl;
+    r->split.slice_s = mmp_clock_now() - tsl;
     const double one = 1.0, zero = 0.0;
     if (r->absbound) {   /* fl(|A||B|) for the metrics, one more DGEMM */
-        double t4 = ref_now();
+        double t4 = mmp_clock_now();
         abs_kernel<<<blocks(mk), 256>>>(g->a, (int64_t)mk);
         abs_kernel<<<blocks(kn), 256>>>(g->b, (int64_t)kn);
         MMP_CUDA_CHECK(cudaGetLastError());
@@ -159,8 +159,8 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
         if (e == cudaSuccess) ref_absbound_finish(r, d, ab);
         free(ab);
         MMP_CUDA_CHECK(e);
-        r->time.gemm_s += ref_now() - t4;
-        r->split.absbound_s = ref_now() - t4;
+        r->time.gemm_s += mmp_clock_now() - t4;
+        r->split.absbound_s = mmp_clock_now() - t4;
     }
     /* A and B are sliced: free them before the state arrays (peak memory) */
     cudaFree(g->a); cudaFree(g->b);
@@ -175,7 +175,7 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
         for (int s = 1; s <= c->sa; s++) {
             int t = lvl - s;
             if (t < 1 || t > c->sb) continue;
-            double t1 = ref_now();
+            double t1 = mmp_clock_now();
             /* row-major P = column-major P^T = Qb^T Qa^T */
             MMP_CUBLAS_CHECK(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one,
                                          g->qb + (size_t)(t - 1) * kn, (int)k, g->qa + (size_t)(s - 1) * mk,
@@ -183,18 +183,18 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
             r->n_gemms++;
             MMP_TRY(sync_time(&r->time.gemm_s, t1));
             mem_sample(g);
-            double t2 = ref_now();
+            double t2 = mmp_clock_now();
             accumulate_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, g->p, g->ea, g->fb, m, n, c->beta * lvl);
             MMP_CUDA_CHECK(cudaGetLastError());
             MMP_TRY(sync_time(&r->time.combine_s, t2));
-            r->split.accumulate_s += ref_now() - t2;
+            r->split.accumulate_s += mmp_clock_now() - t2;
         }
-    double t3 = ref_now();
+    double t3 = mmp_clock_now();
     MMP_CUDA_CHECK(cudaMemcpy(c->h, g->h, mn * sizeof(double), cudaMemcpyDeviceToHost));
     MMP_CUDA_CHECK(cudaMemcpy(c->l, g->l, mn * sizeof(double), cudaMemcpyDeviceToHost));
     MMP_CUDA_CHECK(cudaMemcpy(c->err, g->err, mn * sizeof(double), cudaMemcpyDeviceToHost));
-    r->time.combine_s += ref_now() - t3;
-    r->split.download_s = ref_now() - t3;
+    r->time.combine_s += mmp_clock_now() - t3;
+    r->split.download_s = mmp_clock_now() - t3;
     return MMP_STATUS_OK;
 }
 
@@ -211,18 +211,18 @@ extern "C" mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const m
         return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: operands too large for the device path");
     r->split.version = 1;
     ref_cert c;
-    double t0 = ref_now();
+    double t0 = mmp_clock_now();
     mmp_status st = ref_cert_prepare(&c, r, d, o, 0);
-    r->time.combine_s += ref_now() - t0;
-    r->split.prepare_s = ref_now() - t0;
+    r->time.combine_s += mmp_clock_now() - t0;
+    r->split.prepare_s = mmp_clock_now() - t0;
     dev_bufs gb;
     memset(&gb, 0, sizeof gb);
     if (st == MMP_STATUS_OK) st = device_products(&c, &gb, o);
     dev_free(&gb);
     r->device_peak_bytes = gb.free0 > gb.free_min ? (int64_t)(gb.free0 - gb.free_min) : 0;
-    double tf = ref_now(), mpfr0 = r->time.mpfr_s;
+    double tf = mmp_clock_now(), mpfr0 = r->time.mpfr_s;
     if (st == MMP_STATUS_OK) st = ref_cert_finish(&c);
-    r->split.finish_s = ref_now() - tf - (r->time.mpfr_s - mpfr0);
+    r->split.finish_s = mmp_clock_now() - tf - (r->time.mpfr_s - mpfr0);
     ref_cert_free(&c);
     return st;
 }

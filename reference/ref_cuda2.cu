@@ -56,7 +56,7 @@
 #include <string.h>
 
 #include "mmaprobe/cuda_check.h"
-#include "reference/ref_cuda2_kern.cuh"
+#include "ref_cuda2_kern.cuh"
 
 enum { UNDECIDED_CAP = 1 << 20 };
 
@@ -144,7 +144,7 @@ static mmp_status sync_add(double *acc, double t0)
 {
     MMP_CUDA_CHECK(cudaGetLastError());
     MMP_CUDA_CHECK(cudaDeviceSynchronize());
-    *acc += ref_now() - t0;
+    *acc += mmp_clock_now() - t0;
     return MMP_STATUS_OK;
 }
 
@@ -248,7 +248,7 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     int64_t m = gm->m, n = gm->n, k = gm->k;
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
     int use_c = gm->beta != 0.0;
-    double t0 = ref_now();
+    double t0 = mmp_clock_now();
     MMP_CUDA_CHECK(cudaSetDevice(o->device));
     MMP_CUDA_CHECK(cudaFree(0));
     mem_sample(g);
@@ -264,27 +264,27 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
         MMP_TRY(dalloc(g, (char **)&g->na, ba)); MMP_TRY(dalloc(g, (char **)&g->nb, bb));
         if (use_c) MMP_TRY(dalloc(g, (char **)&g->nc, bc));
     }
-    r->split.setup_s = ref_now() - t0;
-    double t1 = ref_now();
+    r->split.setup_s = mmp_clock_now() - t0;
+    double t1 = mmp_clock_now();
     if (!g->borrowed) {
         MMP_TRY(copy_big(g->na, a, ba, cudaMemcpyHostToDevice));
         MMP_TRY(copy_big(g->nb, b, bb, cudaMemcpyHostToDevice));
         if (use_c) MMP_TRY(copy_big(g->nc, c, bc, cudaMemcpyHostToDevice));
     }
-    r->split.upload_s = g->borrowed ? 0.0 : ref_now() - t1;
+    r->split.upload_s = g->borrowed ? 0.0 : mmp_clock_now() - t1;
     ref_fmt fa, fb, fc, fd;
     ref_fmt_init(&fa, gm->a); ref_fmt_init(&fb, gm->b); ref_fmt_init(&fc, gm->c); ref_fmt_init(&fd, gm->d);
-    t1 = ref_now();
+    t1 = mmp_clock_now();
     MMP_TRY(dalloc(g, &g->a64, mk)); MMP_TRY(dalloc(g, &g->b64, kn));
     v2_decode_kernel<<<blocks(mk), 256>>>(g->a64, g->na, fa, gm->la, gm->lda, m, k, 1, 0);
     v2_decode_kernel<<<blocks(kn), 256>>>(g->b64, g->nb, fb, gm->lb, gm->ldb, k, n, 0, 0);
     MMP_TRY(sync_add(&r->split.decode_s, t1));
-    r->time.convert_s = ref_now() - t0;
-    t1 = ref_now();
+    r->time.convert_s = mmp_clock_now() - t0;
+    t1 = mmp_clock_now();
     int sa, sb, beta, sparse;
     MMP_TRY(prepare(r, g, hv, gm, o, &sa, &sb, &beta, &sparse));
     MMP_TRY(sync_add(&r->split.prepare_s, t1));
-    t1 = ref_now();
+    t1 = mmp_clock_now();
     MMP_TRY(dalloc(g, &g->qa, mk * sa)); MMP_TRY(dalloc(g, &g->qb, kn * sb));
     v2_slice_kernel<<<blocks(mk), 256>>>(g->qa, g->a64, g->ea, m, k, beta, sa);
     v2_slice_kernel<<<blocks(kn), 256>>>(g->qb, g->b64, g->fb, n, k, beta, sb);
@@ -300,18 +300,18 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
         for (int s = 1; s <= sa; s++) {
             int t = lvl - s;
             if (t < 1 || t > sb) continue;
-            double t2 = ref_now();
+            double t2 = mmp_clock_now();
             /* row-major P = column-major P^T = Qb^T Qa^T */
             MMP_CUBLAS_CHECK(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one,
                                          g->qb + (size_t)(t - 1) * kn, (int)k, g->qa + (size_t)(s - 1) * mk, (int)k,
                                          &zero, g->p, (int)n));
             r->n_gemms++;
             MMP_TRY(sync_add(&r->time.gemm_s, t2));
-            t2 = ref_now();
+            t2 = mmp_clock_now();
             v2_accumulate_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, g->p, g->ea, g->fb, m, n, beta * lvl);
             MMP_TRY(sync_add(&r->split.accumulate_s, t2));
         }
-    t1 = ref_now();
+    t1 = mmp_clock_now();
     MMP_TRY(dalloc(g, &g->n_und, 1)); MMP_TRY(dalloc(g, &g->und, UNDECIDED_CAP));
     MMP_CUDA_CHECK(cudaMemset(g->n_und, 0, sizeof(int64_t)));
     ref_v2_args fa2;
@@ -326,7 +326,7 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     v2_finish_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, fa2, g->n_und, g->und, UNDECIDED_CAP);
     MMP_TRY(sync_add(&r->split.finish_s, t1));
     if (r->absbound) {   /* stage 7, in the slice planes (sa, sb >= 1: room for |A|, |B|) */
-        t1 = ref_now();
+        t1 = mmp_clock_now();
         v2_decode_kernel<<<blocks(mk), 256>>>(g->qa, g->na, fa, gm->la, gm->lda, m, k, 1, 1);
         v2_decode_kernel<<<blocks(kn), 256>>>(g->qb, g->nb, fb, gm->lb, gm->ldb, k, n, 0, 1);
         MMP_CUDA_CHECK(cudaGetLastError());
@@ -337,8 +337,8 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
         r->time.gemm_s += r->split.absbound_s;
     }
     mem_sample(g);
-    r->split.resident_s = ref_now() - t0 - r->split.setup_s;
-    t1 = ref_now();
+    r->split.resident_s = mmp_clock_now() - t0 - r->split.setup_s;
+    t1 = mmp_clock_now();
     ref_prefault_join(*prefault);   /* the result pages, touched meanwhile (usually done by now) */
     *prefault = NULL;
     MMP_TRY(down(n_und, g->n_und, 1));
@@ -362,7 +362,7 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
                                             (long long)t, (long long)*n_und);
         }
     }
-    r->split.download_s = ref_now() - t1;
+    r->split.download_s = mmp_clock_now() - t1;
     return MMP_STATUS_OK;
 }
 
@@ -384,12 +384,12 @@ extern "C" mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void
     memset(&dev, 0, sizeof dev);
     memset(&hv, 0, sizeof hv);
     int64_t *und = NULL, n_und = 0;
-    double t0 = ref_now();
+    double t0 = mmp_clock_now();
     size_t bytes = (size_t)g->m * g->n * sizeof(double);
     void *pf = ref_prefault_start(r->d64, bytes, r->dout, bytes, r->absbound, bytes, threads < 8 ? threads : 8);
     mmp_status st = run_device(r, &dev, &hv, a, b, c, g, o, &und, &n_und, &pf);
     ref_prefault_join(pf);   /* NULL unless run_device stopped before its download */
-    r->time.combine_s = ref_now() - t0 - r->time.convert_s - r->time.gemm_s;
+    r->time.combine_s = mmp_clock_now() - t0 - r->time.convert_s - r->time.gemm_s;
     dev_free(&dev);
     host_free(&hv);
     r->device_peak_bytes = dev.free0 > dev.free_min ? (int64_t)(dev.free0 - dev.free_min) : 0;

@@ -8,7 +8,7 @@
 #ifndef MMAPROBE_REF_CUDA2_KERN_CUH
 #define MMAPROBE_REF_CUDA2_KERN_CUH
 
-#include "reference/ref_v2.h"
+#include "ref_v2.h"
 
 /* Native operand (format f, layout, ld) -> binary64, dense: row-major rows x cols
  * (row_major_dst) or column-major. Exact: every format's values are doubles. */

@@ -18,7 +18,7 @@
 #include <cblas.h>
 
 #include "mmaprobe/format.h"
-#include "reference/ref_internal.h"
+#include "ref_internal.h"
 
 static int is_int_format(mmp_format f)
 {
@@ -103,7 +103,7 @@ mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_o
     for (size_t x = 0; x < mk; x++) ma = fmax(ma, fabs(d->a64[x]));
     for (size_t x = 0; x < kn; x++) mb = fmax(mb, fabs(d->b64[x]));
     double *p = NULL;
-    double t0 = ref_now();
+    double t0 = mmp_clock_now();
     /* (double)K * ma * mb: two roundings, so < 2^52 computed means < 2^53 exactly */
     if ((double)d->k * ma * mb < 0x1p52) {
         p = malloc(mn * sizeof(double));
@@ -112,15 +112,15 @@ mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_o
                     d->b64, (int)d->k, d->a64, (int)d->k, 0.0, p, (int)d->n);   /* row-major P */
         r->n_gemms = 1;
     }
-    r->time.gemm_s += ref_now() - t0;
+    r->time.gemm_s += mmp_clock_now() - t0;
     unsigned char *over64 = calloc(mn, 1);
     int64_t over32[256] = {0};
     if (!over64) { free(p); return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory"); }
     int_job j = {d, p, r, over64, over32};
-    t0 = ref_now();
+    t0 = mmp_clock_now();
     int threads = d->threads > 256 ? 256 : d->threads;
-    ref_parallel(threads, d->m, 8, int_rows, &j);
-    r->time.combine_s += ref_now() - t0;
+    mmp_parallel_for(threads, d->m, 8, int_rows, &j);
+    r->time.combine_s += mmp_clock_now() - t0;
     for (int t = 0; t < threads; t++) r->n_int32_overflow += over32[t];
     /* elements beyond int64: d64/dout from MPFR (i64 stays saturated; MPFR's is the same) */
     size_t cnt = 0;

@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include "mmaprobe/core.h"
 #include "mmaprobe/reference.h"
 
 #ifdef __CUDACC__
@@ -34,7 +35,6 @@ typedef struct ref_data {
 } ref_data;
 
 /* ---- plumbing (ref_common.c) ---- */
-double ref_now(void);
 /* Large arrays (ref_alloc.c): 2 MiB-aligned anonymous mappings advised for huge pages (zeroed
  * by the kernel when zero is set, else contents unspecified); small ones from malloc. Free with
  * ref_big_free only. */
@@ -44,10 +44,6 @@ void ref_big_free(void *p);
  * background (NULL arrays skipped); join before using them. Returns a handle (NULL: nothing). */
 void *ref_prefault_start(void *p0, size_t n0, void *p1, size_t n1, void *p2, size_t n2, int threads);
 void ref_prefault_join(void *handle);
-typedef void (*ref_range_fn)(void *ctx, int64_t begin, int64_t end, int tid);
-/* Calls fn over [0, n) in chunks of `chunk`, on `threads` threads (dynamic scheduling). */
-void ref_parallel(int threads, int64_t n, int64_t chunk, ref_range_fn fn, void *ctx);
-int ref_threads(int requested);
 mmp_status ref_data_load(ref_data *d, const void *a, const void *b, const void *c,
                          const mmp_gemm *g, int threads);
 void ref_data_free(ref_data *d);

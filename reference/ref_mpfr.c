@@ -22,7 +22,7 @@
 #include <mpfr.h>
 
 #include "mmaprobe/format.h"
-#include "reference/ref_internal.h"
+#include "ref_internal.h"
 
 #define PROD_PREC 128
 
@@ -202,10 +202,10 @@ static mmp_status run_job(mmp_ref_result *r, const ref_data *d, const int64_t *i
             return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate MPFR workspaces");
         }
     mpfr_job j = {r, d, idx, ws, over32, over64};
-    double t0 = ref_now();
-    if (idx) ref_parallel(threads, count, 16, mpfr_list, &j);
-    else ref_parallel(threads, d->m, 1, mpfr_rows, &j);
-    r->time.mpfr_s += ref_now() - t0;
+    double t0 = mmp_clock_now();
+    if (idx) mmp_parallel_for(threads, count, 16, mpfr_list, &j);
+    else mmp_parallel_for(threads, d->m, 1, mpfr_rows, &j);
+    r->time.mpfr_s += mmp_clock_now() - t0;
     for (int t = 0; t < threads; t++) {
         ref_mpfr_ws_free(ws[t]);
         r->n_int32_overflow += over32[t];

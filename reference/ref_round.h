@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "mmaprobe/format.h"
-#include "reference/ref_internal.h"
+#include "ref_internal.h"
 
 typedef struct ref_fmt {
     int id;            /* mmp_format */

@@ -10,8 +10,8 @@
 #ifndef MMAPROBE_REF_V2_H
 #define MMAPROBE_REF_V2_H
 
-#include "reference/ref_internal.h"
-#include "reference/ref_round.h"
+#include "ref_internal.h"
+#include "ref_round.h"
 
 /* What the finish (steps 5-7) reads besides the state (h, l, err). */
 typedef struct ref_v2_args {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "mmaprobe/report.h"
-#include "reports/render.h"
+#include "render.h"
 
 typedef struct idx { const char *id; size_t i; } idx;
 

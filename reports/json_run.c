@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "mmaprobe/report.h"
-#include "reports/json_run.h"
+#include "json_run.h"
 
 typedef enum ftype { F_STR, F_I64, F_U64, F_I32, F_F64 } ftype;
 typedef struct field { const char *name; ftype t; size_t off, size; } field;
@@ -59,7 +59,7 @@ static const field metric_fields[] = {
 static const field env_fields[] = {
     FS(E, "gpu", gpu), F32(E, "cc_major", cc_major), F32(E, "cc_minor", cc_minor),
     F32(E, "sm_count", sm_count), FS(E, "driver", driver), FS(E, "cuda_runtime", runtime),
-    FS(E, "cublas", cublas), FS(E, "mpfr", mpfr), FS(E, "check", check), FS(E, "git_sha", git_sha),
+    FS(E, "cublas", cublas), FS(E, "mpfr", mpfr), FS(E, "check", check), FS(E, "blas", blas), FS(E, "git_sha", git_sha),
     FS(E, "hostname", hostname), FS(E, "started", started), FS(E, "command", command),
     FU(E, "seed", seed), F32(E, "device", device), FS(E, "no_device_reason", no_device_reason),
 };

@@ -3,7 +3,7 @@
 #define MMAPROBE_REPORTS_JSON_RUN_H
 
 #include "mmaprobe/result.h"
-#include "reports/json.h"
+#include "mmaprobe/json.h"
 
 typedef struct mmp_json_ctx {
     const char *name;              /* file name for messages */

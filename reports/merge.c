@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "mmaprobe/report.h"
-#include "reports/json.h"
-#include "reports/json_run.h"
+#include "mmaprobe/json.h"
+#include "json_run.h"
 
 typedef struct ref { const char *id; size_t run, i; } ref;
 

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "mmaprobe/report.h"
-#include "reports/json.h"
-#include "reports/render.h"
+#include "mmaprobe/json.h"
+#include "render.h"
 
 #define HTML_MAX_CARDS 64     /* failing-case cards drawn; the rest are in the cases table */
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "mmaprobe/report.h"
-#include "reports/render.h"
+#include "render.h"
 
 void mmp_xml_escape(FILE *out, const char *s)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "mmaprobe/report.h"
-#include "reports/render.h"
+#include "render.h"
 
 #define MD_MAX_FAILURES 50   /* a PR comment stays readable; the rest are counted */
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reports/json.h"
-#include "reports/render.h"
+#include "mmaprobe/json.h"
+#include "render.h"
 
 #define MAX_PICTURES 48   /* per group: the rest are counted */
 

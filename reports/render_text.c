@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "mmaprobe/cli.h"
+#include "mmaprobe/core.h"
 #include "mmaprobe/report.h"
 
 /* A terminal must not receive control characters from a run document (escape sequences). */

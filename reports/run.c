@@ -12,8 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mmaprobe/core.h"
 #include "mmaprobe/report.h"
-#include "reports/json_run.h"
+#include "json_run.h"
 
 void mmp_run_init(mmp_run *run)
 {
@@ -138,33 +139,11 @@ mmp_status mmp_report_write_json_stream(FILE *out, const mmp_run *run)
     return MMP_STATUS_OK;
 }
 
+static mmp_status write_run(FILE *out, void *run) { return mmp_report_write_json_stream(out, run); }
+
 mmp_status mmp_report_write_json(const char *path, const mmp_run *run)
 {
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        mmp_status st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    mode_t mask = umask(0);                     /* mkstemp makes 0600; give the usual 0666 & ~umask */
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0) { /* keep 0600: still a valid document */ }
-    FILE *f = fdopen(fd, "w");
-    if (!f) { close(fd); unlink(tmp); free(tmp); return MMP_ERR(MMP_STATUS_IO, "cannot write %s", path); }
-    mmp_status st = mmp_report_write_json_stream(f, run);
-    if (st == MMP_STATUS_OK && fsync(fd) != 0)
-        st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
-    if (fclose(f) != 0 && st == MMP_STATUS_OK)
-        st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
-    if (st == MMP_STATUS_OK && rename(tmp, path) != 0)
-        st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
-    if (st != MMP_STATUS_OK) unlink(tmp);
-    free(tmp);
-    return st;
+    return mmp_file_write_atomic(path, write_run, (void *)run);
 }
 
 /* "MAJOR.MINOR" with small non-negative integers. */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "mmaprobe/result.h"
-#include "reports/render.h"
+#include "render.h"
 
 static void lerp(char buf[8], const double a[3], const double b[3], double t)
 {

@@ -15,11 +15,14 @@ have_pc check || need+=(check)
 command -v xz >/dev/null || need+=(xz-utils)
 command -v xmllint >/dev/null || need+=(libxml2-utils)
 [ -e /usr/lib/x86_64-linux-gnu/libsubunit.so ] || [ -e /usr/lib/aarch64-linux-gnu/libsubunit.so ] || need+=(libsubunit-dev)
-have_cblas=0
-for h in /usr/include/cblas.h /usr/include/*/cblas.h /usr/include/*/openblas*/cblas.h; do
-  [ -e "$h" ] && have_cblas=1
+# OpenBLAS itself (a netlib CBLAS also provides cblas.h, but is 10-100x slower and has no
+# thread control): found by pkg-config or by its library, installed when missing.
+have_openblas=0
+have_pc openblas && have_openblas=1
+for l in /usr/lib/*/libopenblas.so /usr/lib/*/openblas*/libopenblas.so /usr/lib/libopenblas.so; do
+  [ -e "$l" ] && have_openblas=1
 done
-[ $have_cblas = 1 ] || need+=(libopenblas-dev)
+[ $have_openblas = 1 ] || need+=(libopenblas-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo

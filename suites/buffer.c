@@ -13,7 +13,7 @@
 #ifdef MMP_HAVE_CUDA
 #include "mmaprobe/cuda_check.h"
 #endif
-#include "suites/runner_internal.h"
+#include "runner_internal.h"
 
 mmp_status mmp_buffer_init(mmp_buffer *b, mmp_format f, mmp_layout l, int64_t ld, int64_t rows,
                            int64_t cols)
@@ -133,7 +133,7 @@ void mmp_buffer_damage(mmp_damage *dmg, const mmp_buffer *b, int logical)
         damage_chunks(&J, 0, (int64_t)chunks, 0);   /* one chunk, or no memory: here, in order */
         return;
     }
-    mmp_runner_parallel((int64_t)chunks, 1, damage_chunks, &J);
+    mmp_parallel_for(mmp_parallel_threads(0), (int64_t)chunks, 1, damage_chunks, &J);
     for (size_t q = 0; q < chunks; q++) {
         const mmp_damage *p = &part[q];
         if (p->padding && !dmg->padding) { dmg->pad_i = p->pad_i; dmg->pad_j = p->pad_j; }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "suites/runner_internal.h"
+#include "runner_internal.h"
 
 const char *const mmp_builtin_suites[] = {"smoke", "edge", "full", NULL};
 

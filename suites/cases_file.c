@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "suites/runner_internal.h"
+#include "runner_internal.h"
 
 #define MAX_LIST 16
 #define MAX_LINE 1024

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "suites/runner_internal.h"
+#include "runner_internal.h"
 
 static const char *const dist_names[MMP_DIST_COUNT_] = {"exact", "uniform", "normal", "wide",
                                                         "cancel", "onehot", "special"};

@@ -20,7 +20,7 @@
 #include <cuda_runtime_api.h>
 #include "mmaprobe/cuda_check.h"
 #endif
-#include "suites/runner_internal.h"
+#include "runner_internal.h"
 
 static double now_ms(void)
 {
@@ -187,7 +187,7 @@ static mmp_status fill_inputs(operands *ops, const mmp_case *c)
         int row = b->l == MMP_LAYOUT_ROW;
         int64_t outer = row ? b->rows : b->cols, inner = row ? b->cols : b->rows;
         if (mmp_format_get_info(b->f)->storage_bits < 8) mmp_runner_fill_lines(&f, 0, outer, 0);
-        else mmp_runner_parallel(outer, mmp_runner_line_chunk(inner), mmp_runner_fill_lines, &f);
+        else mmp_parallel_for(mmp_parallel_threads(0), outer, mmp_runner_line_chunk(inner), mmp_runner_fill_lines, &f);
         mmp_buffer_snapshot(b);
     }
     return MMP_STATUS_OK;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "mmaprobe/model.h"
-#include "suites/runner_internal.h"
+#include "runner_internal.h"
 
 void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
                       const mmp_runner_options *o)

@@ -15,7 +15,6 @@
 extern "C" {
 #endif
 
-void mmp_rng_philox_raw(uint32_t out[4], const uint32_t ctr[4], const uint32_t key[2]);
 
 enum { MMP_MAT_A = 0, MMP_MAT_B = 1, MMP_MAT_C = 2 };
 
@@ -63,10 +62,6 @@ void *mmp_buffer_kernel_ptr(mmp_buffer *b);
 /* Create this process's CUDA context for the case's device now (a kernel's forked child,
  * before its first case); its milliseconds, 0 for host kernels or without a device. */
 double mmp_runner_warm_up(const mmp_case *c, const mmp_runner_options *o);
-/* fn over [0, n) in chunks of `chunk` on every core (runner_stages.c); tid < 256. Callers
- * keep results deterministic by combining per-chunk partials in chunk order. */
-typedef void (*mmp_range_fn)(void *ctx, int64_t begin, int64_t end, int tid);
-void mmp_runner_parallel(int64_t n, int64_t chunk, mmp_range_fn fn, void *ctx);
 
 /* ---- per-element stages (runner_stages.c) ---- */
 /* Poison (float outputs, run 0 and 1 alike) and the two sentinels (integer outputs), as bits. */
@@ -81,7 +76,7 @@ typedef struct {
     mmp_buffer *b;
     int mat;
 } mmp_runner_fill_job;
-/* mmp_range_fn: storage lines [lo, hi) of f->b filled from the case's distribution. */
+/* mmp_parallel_fn: storage lines [lo, hi) of f->b filled from the case's distribution. */
 void mmp_runner_fill_lines(void *ctx, int64_t lo, int64_t hi, int tid);   /* device data pointer if on device, else host */
 void mmp_buffer_fill_canary(mmp_buffer *b);   /* every byte (guards, data, padding) = canary */
 void mmp_buffer_fill_logical_bits(mmp_buffer *b, uint64_t bits);   /* every element = bits (runner_stages.c) */

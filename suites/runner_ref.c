@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "mmaprobe/reference.h"
-#include "suites/runner_internal.h"
+#include "runner_internal.h"
 
 mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_buffer *b,
                            mmp_buffer *cc, int device)

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "suites/runner_internal.h"
+#include "runner_internal.h"
 
 enum { MSG_START = 1, MSG_KERNEL = 2, MSG_KERNEL_DONE = 3, MSG_RESULT = 4 };
 typedef struct {

@@ -7,15 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/ref_internal.h"
-#include "suites/runner_internal.h"
-
-/* The reference's pool (ref_parallel: dynamic scheduling over chunks, the caller works too), on
- * every core, or on $MMP_THREADS (ref_threads; tests compare 1 thread with several). */
-void mmp_runner_parallel(int64_t n, int64_t chunk, mmp_range_fn fn, void *ctx)
-{
-    ref_parallel(ref_threads(0), n, chunk, fn, ctx);
-}
+#include "mmaprobe/core.h"
+#include "runner_internal.h"
 
 /* Poison (float outputs) and the two sentinels (integer outputs), as raw bits. */
 uint64_t mmp_runner_poison_bits(mmp_format f, int run)
@@ -108,7 +101,7 @@ mmp_status mmp_runner_scan_outputs(mmp_case_result *r, int64_t *un_i, int64_t *u
     scan_job s = {out, ref, c, rows, part};
     /* a chunk is whole rows, so threads write disjoint elements (sub-byte outputs: one thread) */
     if (mmp_format_get_info((mmp_format)c->kernel->d_format)->storage_bits < 8) scan_rows(&s, 0, c->m, 0);
-    else mmp_runner_parallel(c->m, rows, scan_rows, &s);
+    else mmp_parallel_for(mmp_parallel_threads(0), c->m, rows, scan_rows, &s);
     for (int64_t q = 0; q < chunks; q++) {   /* in chunk order: the first positions are row-major firsts */
         if (part[q].n_un && !r->n_unwritten) { *un_i = part[q].un_i; *un_j = part[q].un_j; }
         if (part[q].n_nd && !r->n_nondet) { *nd_i = part[q].nd_i; *nd_j = part[q].nd_j; }
@@ -143,7 +136,7 @@ static void bytes_chunks(void *ctx, int64_t lo, int64_t hi, int tid)
 void mmp_runner_bytes(void *dst, const void *src, int value, size_t bytes)
 {
     bytes_job j = {dst, src, value, bytes};
-    mmp_runner_parallel((int64_t)((bytes + BYTE_CHUNK - 1) / BYTE_CHUNK), 1, bytes_chunks, &j);
+    mmp_parallel_for(mmp_parallel_threads(0), (int64_t)((bytes + BYTE_CHUNK - 1) / BYTE_CHUNK), 1, bytes_chunks, &j);
 }
 
 typedef struct {
@@ -170,5 +163,5 @@ void mmp_buffer_fill_logical_bits(mmp_buffer *b, uint64_t bits)
     int row = b->l == MMP_LAYOUT_ROW;
     int64_t outer = row ? b->rows : b->cols, inner = row ? b->cols : b->rows;
     if (mmp_format_get_info(b->f)->storage_bits < 8) bits_lines(&p, 0, outer, 0);   /* shared bytes */
-    else mmp_runner_parallel(outer, mmp_runner_line_chunk(inner), bits_lines, &p);
+    else mmp_parallel_for(mmp_parallel_threads(0), outer, mmp_runner_line_chunk(inner), bits_lines, &p);
 }

@@ -7,17 +7,17 @@
  *   argv[0] is the subcommand's name (ignored); options start at argv[1].
  *   Without --from-capture it captures on the GPU *in the calling process* (it creates a CUDA
  *   context and does not fork afterwards; callers that fork must do so before calling it).
- *   With --from-capture it analyses stored captures (probes/captures/layout/) and needs no GPU.
+ *   With --from-capture it analyses stored captures (tests/data/captures/layout/, results/<gpu>/captures/layout/) and needs no GPU.
  *   Text (tables, pictures) goes to `text`, one JSON object to `json` (the "layout" member of
  *   the probe document); either may be NULL. --json FILE also writes that object to FILE.
  *   Exit code: 0 all captures consistent and (where documented) equal to the PTX ISA; 1 a
  *   difference or an inconsistency (named in the text); 2 usage; 3 no device / unreadable
  *   captures; 4 internal error. --write-synthetic DIR writes the documented mappings as
- *   captures (how probes/captures/layout/synthetic/ was made) and needs no GPU.
+ *   captures (how tests/data/captures/layout/synthetic/ was made) and needs no GPU.
  *
  * Library use (host only, no GPU):
  *   mmp_layout_capture cap; mmp_layout_capture_init(&cap);
- *   mmp_layout_capture_read(&cap, "probes/captures/layout/synthetic/mma.m16n8k16.f32.f16.txt");
+ *   mmp_layout_capture_read(&cap, "tests/data/captures/layout/synthetic/mma.m16n8k16.f32.f16.txt");
  *   mmp_layout_report rep; mmp_layout_analyze(&rep, &cap);       // coverage, duplicates, PTX diff
  *   mmp_layout_print_text(stdout, &cap, &rep);                    // table + picture per fragment
  *   mmp_layout_capture_clear(&cap);

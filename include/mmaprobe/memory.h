@@ -20,7 +20,7 @@
  *   ideal = ceil(distinct bytes / 32) (were they packed); efficiency = bytes / (32 sectors).
  *
  * cp.async (LDGSTS) sectors as L1TEX counts them (l1tex_sectors; our measured finding on the
- * H200, Nsight Compute's l1tex__t_sectors_pipe_lsu_mem_global_op_ld, reports/h200/memory/):
+ * H200, Nsight Compute's l1tex__t_sectors_pipe_lsu_mem_global_op_ld, results/h200/memory/):
  * the t-stage requests global sectors once per *shared-write wavefront*, not once per
  * instruction. The wavefronts of one phase (the 16-byte shared model's quarter-warp; half-warp
  * for 8 bytes, whole warp for 4) are formed greedily in lane order over 32-byte shared chunks:

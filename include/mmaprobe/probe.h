@@ -10,7 +10,7 @@
  *   }
  *   // captures: (inputs, outputs) of one instruction, as text (format in probes/arith_io.c)
  *   mmp_capture cap;
- *   mmp_capture_read(&cap, "probes/captures/synthetic-h200-mma.f16.f32.txt");
+ *   mmp_capture_read(&cap, "tests/data/captures/arith/synthetic-h200-mma.f16.f32.txt");
  *   mmp_arith_report rep;
  *   mmp_arith_analyse(&rep, &cap);            // derive the model parameters from the probes
  *   mmp_arith_report_print(stdout, &rep);     // readable; mmp_arith_report_json for JSON

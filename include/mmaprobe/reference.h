@@ -136,6 +136,9 @@ mmp_status mmp_ref_element(double *d64, double *dout, const void *a, const void 
  * the float format f (nearest even) without double rounding. */
 double mmp_ref_round_out(double d64, int ternary, mmp_format f);
 
+/* The CBLAS behind the CPU path: "OpenBLAS (Haswell)" or a reference CBLAS, named as slow. */
+const char *mmp_ref_blas_name(void);
+
 #ifdef __cplusplus
 }
 #endif

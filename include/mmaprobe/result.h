@@ -136,6 +136,7 @@ typedef struct mmp_env {
     int32_t cc_major, cc_minor;    /* 0 when no device */
     int32_t sm_count;
     char driver[32], runtime[32], cublas[32], mpfr[32], check[32];
+    char blas[64];                 /* the CPU reference's CBLAS (mmp_ref_blas_name; "" if unknown) */
     char git_sha[48];
     char hostname[64];
     char started[32];              /* ISO 8601 UTC */

@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "mmaprobe/core.h"
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/kernel.h"
 #include "mmaprobe/metrics.h"
@@ -61,14 +62,7 @@ typedef enum mmp_dist {
 const char *mmp_dist_name(mmp_dist d);                     /* "uniform", ... ("?" if bad) */
 mmp_status mmp_dist_from_name(mmp_dist *d, const char *name);
 
-/* ---- counter-based RNG (suites/rng.c): Philox4x32-10 keyed by (seed, case, element) ---- */
-/* Four 32-bit random words for counter (ctr0, ctr1) under key (seed, stream). Pure function. */
-void mmp_rng_philox(uint32_t out[4], uint64_t seed, uint64_t stream, uint64_t ctr0, uint64_t ctr1);
-/* Uniform double in [0, 1) with 53 random bits, and a standard normal (Box-Muller). */
-double mmp_rng_uniform(uint64_t seed, uint64_t stream, uint64_t ctr0, uint64_t ctr1);
-double mmp_rng_normal(uint64_t seed, uint64_t stream, uint64_t ctr0, uint64_t ctr1);
-/* 64-bit FNV-1a of a string: the "case" part of the key (from the case's data key). */
-uint64_t mmp_rng_hash(const char *s);
+/* The counter-based RNG (Philox) is core's: mmaprobe/core.h. */
 
 /* ---- cases (suites/cases.c, suites/cases_file.c) ---- */
 typedef struct mmp_case {

@@ -34,7 +34,7 @@
 
 #include "mmaprobe/kernel.h"
 #include "mmaprobe/registry.h"
-#include "kernels/sm90a/wgmma_common.cuh"
+#include "sm90a/wgmma_common.cuh"
 
 // ----------------------------------------------------------------------------
 // shared helpers: swizzle, descriptors, wgmma wrappers (device code is sm_90a only)

@@ -13,7 +13,7 @@
 #include <cuda.h>
 #include <stdint.h>
 
-#include "kernels/wgmma_addr.h"
+#include "wgmma_addr.h"
 
 #define WG_ROW_BYTES MMP_WG_ROW_BYTES
 

@@ -34,7 +34,7 @@
 
 #include "mmaprobe/cuda_check.h"
 #include "mmaprobe/probe.h"
-#include "probes/arith_internal.h"
+#include "arith_internal.h"
 
 enum { WG_M = 64, WG_N = 8, ROW_BYTES = 32, CORE = 128, THREADS = 128, MAX_NI = 4 };
 enum { T_F16 = 0, T_BF16 = 1, T_TF32 = 2, T_E4M3 = 3, T_E5M2 = 4 };

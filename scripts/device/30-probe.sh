@@ -7,12 +7,12 @@
 #      promote4): GPU capture in a forked child, analysis in host threads; JSON + text, timed.
 #      The text captures (every designed vector + the first 500 random ones, the format
 #      check_arith replays) go to $OUT/probe/captures/<id>.txt and, renamed h200-<id>.txt for
-#      probes/captures/, into one archive $OUT/probe/h200-captures.tar.gz.
+#      results/<gpu>/captures/arith/, into one archive $OUT/probe/h200-captures.tar.gz.
 #   2. The SASS of the probe binary (cuobjdump -sass, the capture kernels only) for the record:
 #      each capture names its opcode and native/emulated verdict from it.
 #   3. `mmaprobe probe` (all groups) once more: the combined report, required under 60 s.
 #   4. check_arith / check_sass / check_model_bound / check_model_vectors on this machine.
-# Lead: `tar -xzf h200-captures.tar.gz -C probes/captures/` stores the real captures; then
+# Lead: `tar -xzf h200-captures.tar.gz -C results/h200/captures/arith/` stores the real captures; then
 # check_arith's test_real_captures replays them in CI (0 mismatches required).
 # Fails soft: prints what failed and continues.
 # budget-seconds: 130

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/device/70-sanitize.sh — compute-sanitizer over the built-in GPU kernels at small sizes,
-# and raw sanitizer output samples for suites/sanitizer-samples/ (the memcheck out-of-bounds,
+# and raw sanitizer output samples for tests/data/sanitizer-samples/ (the memcheck out-of-bounds,
 # initcheck and synccheck findings there are still hand-written). A call of its own:
 #   MMP_DEVICE_ONLY="70" MMP_DEVICE_BUDGET=545 bash scripts/device/run-all.sh
 # Run from the repo root with the build in build-h200/; writes under $OUT/sanitize/. Fails soft.
@@ -8,7 +8,7 @@
 #     suite's smallest case of every kernel re-run under the tool; a finding FAILs the case with
 #     reason "sanitizer" (summary.txt lists the exit code and every sanitizer line).
 #  2. The CUDA mutants that must be caught (write past the end, missing barrier) under memcheck /
-#     racecheck directly: their raw output is what suites/sanitizer-samples/ should hold.
+#     racecheck directly: their raw output is what tests/data/sanitizer-samples/ should hold.
 # budget-seconds: 540
 set -u
 budget=${MMP_SCRIPT_BUDGET:-540}

@@ -1,0 +1,189 @@
+/* cli_args.c — parse the arguments of `mmaprobe validate` / `mmaprobe list` (suites/cli_args.h).
+ * Nothing here runs a case, opens a file or touches CUDA: the parser is fuzzed (fuzz_cli.c). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "mmaprobe/registry.h"
+
+int mmp_parse_int64(int64_t *out, const char *s, int64_t lo, int64_t hi)
+{
+    if (!s || !*s) return -1;
+    const char *p = s;
+    int neg = 0;
+    if (*p == '-' && lo < 0) { neg = 1; p++; }
+    if (*p < '0' || *p > '9') return -1;
+    uint64_t v = 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9') return -1;
+        if (v > (UINT64_MAX - 9) / 10) return -1;
+        v = v * 10 + (uint64_t)(*p - '0');
+        if (v > (uint64_t)INT64_MAX) return -1;
+    }
+    int64_t x = neg ? -(int64_t)v : (int64_t)v;
+    if (x < lo || x > hi) return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_u64(uint64_t *out, const char *s)
+{
+    if (!s || !*s) return -1;
+    uint64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9') return -1;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+int mmp_parse_finite(double *out, const char *s)
+{
+    if (!s || !*s || *s == ' ' || *s == '\t') return -1;
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (*end || errno == ERANGE || !isfinite(x)) return -1;
+    *out = x;
+    return 0;
+}
+
+static const char *const sanitize_tools[] = {"memcheck", "racecheck", "initcheck", "synccheck", NULL};
+
+#define BAD(...) MMP_ERR(MMP_STATUS_INVALID, __VA_ARGS__)
+
+mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    a->suite = "smoke";
+    a->seed = 42;
+    a->output = "mmaprobe-run.json";
+    mmp_runner_options_init(&a->o);
+    int list = cmd && !strcmp(cmd, "list");
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!o) return BAD("NULL argument %d", i);
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double x;
+        int64_t n;
+#define NEED()                                                                   \
+        do {                                                                     \
+            if (!v) return BAD("option '%s' needs a value", o);                  \
+            i++;                                                                 \
+        } while (0)
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) a->help = 1;
+        else if (!strcmp(o, "--suite")) { NEED(); if (!*v) return BAD("--suite needs a name or a file, got ''"); a->suite = v; a->show_cases = 1; }
+        else if (!strcmp(o, "--filter")) { NEED(); a->filter = v; a->show_cases = 1; }
+        else if (!strcmp(o, "--seed")) {
+            NEED();
+            if (parse_u64(&a->seed, v)) return BAD("bad --seed '%s' (a decimal integer in 0..2^64-1)", v);
+        } else if (!strcmp(o, "--mutants")) a->mutants = 1;
+        else if (!strcmp(o, "--plugin")) {
+            NEED();
+            if (!*v) return BAD("--plugin needs a library path, got ''");
+            if (a->n_plugins == MMP_MAX_PLUGINS) return BAD("at most %d --plugin options (got '%s')", MMP_MAX_PLUGINS, v);
+            a->plugins[a->n_plugins++] = v;
+        } else if (list) {
+            return BAD("unknown option '%s' for list (--suite, --filter, --mutants, --plugin)", o);
+        } else if (!strcmp(o, "--no-isolate")) a->o.isolate = 0;
+        else if (!strcmp(o, "--no-prefork")) a->o.prefork = 0;
+        else if (!strcmp(o, "--tolerance")) {
+            NEED();
+            if (mmp_tolerance_from_name(&a->o.tol.mode, v) != MMP_STATUS_OK)
+                return BAD("unknown --tolerance '%s' (bound, probabilistic, bitwise)", v);
+        } else if (!strcmp(o, "--acc-model")) {
+            NEED();
+            if (!*v) return BAD("--acc-model needs a GPU name (e.g. H200) or a probe JSON file");
+            a->o.acc_model = v;
+        } else if (!strcmp(o, "--atol") || !strcmp(o, "--rtol")) {
+            NEED();
+            if (mmp_parse_finite(&x, v) || x < 0) return BAD("bad %s '%s' (a finite number >= 0)", o, v);
+            if (o[2] == 'a') a->o.tol.atol = x; else a->o.tol.rtol = x;
+            a->o.tol.mode = MMP_TOLERANCE_ATOL_RTOL;
+        } else if (!strcmp(o, "--ulps")) {
+            NEED();
+            if (mmp_parse_finite(&x, v) || x < 0) return BAD("bad --ulps '%s' (a finite number >= 0)", v);
+            a->o.tol.ulps = x;
+            a->o.tol.mode = MMP_TOLERANCE_ULPS;
+        } else if (!strcmp(o, "--timeout")) {
+            NEED();
+            if (mmp_parse_finite(&x, v) || x <= 0 || x > 86400) return BAD("bad --timeout '%s' (seconds, 0 < S <= 86400)", v);
+            a->o.timeout_s = x;
+        } else if (!strcmp(o, "--host-max-log2-work")) {
+            NEED();
+            int64_t w;
+            if (mmp_parse_int64(&w, v, 10, 60)) return BAD("bad --host-max-log2-work '%s' (an integer 10..60)", v);
+            a->o.host_max_log2_work = (int)w;
+        } else if (!strcmp(o, "--shard")) {
+            NEED();
+            const char *slash = strchr(v, '/');
+            int64_t si, sn;
+            char head[24];
+            size_t hl = slash ? (size_t)(slash - v) : 0;
+            if (!slash || hl >= sizeof head) return BAD("bad --shard '%s' (I/N with 0 <= I < N)", v);
+            memcpy(head, v, hl);
+            head[hl] = '\0';
+            if (mmp_parse_int64(&si, head, 0, 1 << 20) || mmp_parse_int64(&sn, slash + 1, 1, 1 << 20))
+                return BAD("bad --shard '%s' (I/N with 0 <= I < N)", v);
+            if (si >= sn) return BAD("bad --shard '%s': shard index %lld must be below the count %lld", v, (long long)si, (long long)sn);
+            a->o.shard_index = (int)si;
+            a->o.shard_count = (int)sn;
+        } else if (!strcmp(o, "--device")) {
+            NEED();
+            if (mmp_parse_int64(&n, v, 0, 1023)) return BAD("bad --device '%s' (a device ordinal 0, 1, ...)", v);
+            a->o.device = (int)n;
+        } else if (!strcmp(o, "--sanitize")) {
+            NEED();
+            int ok = 0;
+            for (int t = 0; sanitize_tools[t]; t++) ok |= !strcmp(v, sanitize_tools[t]);
+            if (!ok) return BAD("unknown --sanitize tool '%s' (memcheck, racecheck, initcheck, synccheck)", v);
+            a->sanitize = v;
+        } else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
+            NEED();
+            if (!*v) return BAD("%s needs a file path, got ''", o);
+            a->output = v;
+        } else return BAD("unknown option '%s'", o);
+#undef NEED
+    }
+    return MMP_STATUS_OK;
+}
+
+#define MAX_KERNELS 2048
+static const mmp_kernel_desc *all_kernels[MAX_KERNELS];
+
+const mmp_kernel_desc *const *mmp_validate_args_kernel_table(void) { return all_kernels; }
+
+/* Built-in kernels (and mutants) plus every plugin's, plugins checked (exit 2 on a bad one). */
+mmp_status mmp_validate_args_kernels(size_t *nk, const mmp_validate_args *c)
+{
+    size_t nb;
+    const mmp_kernel_desc *const *k = mmp_registry_kernels(&nb, c->mutants ? MMP_REGISTRY_ALL : MMP_REGISTRY_DEFAULT);
+    *nk = 0;
+    for (size_t i = 0; i < nb && *nk < MAX_KERNELS; i++) all_kernels[(*nk)++] = k[i];
+    for (int p = 0; p < c->n_plugins; p++) {
+        const mmp_kernel_desc *pk;
+        size_t pn;
+        MMP_TRY(mmp_plugin_load(&pk, &pn, c->plugins[p]));
+        for (size_t i = 0; i < pn && *nk < MAX_KERNELS; i++) {
+            for (size_t j = 0; j < *nk; j++)
+                if (!strcmp(all_kernels[j]->name, pk[i].name))
+                    return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: kernel name '%s' is already taken", c->plugins[p], pk[i].name);
+            all_kernels[(*nk)++] = &pk[i];
+        }
+    }
+    return MMP_STATUS_OK;
+}
+
+mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, const mmp_validate_args *c)
+{
+    size_t nk;
+    *cases = NULL;
+    *n = 0;
+    MMP_TRY(mmp_validate_args_kernels(&nk, c));
+    return mmp_cases_build(cases, n, c->suite, all_kernels, nk, c->filter, c->seed);
+}

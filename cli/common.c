@@ -1,0 +1,66 @@
+/* common.c — what the document subcommands (report, diff, merge) share: loading a run document
+ * (RUN.jsonl: a partial run), "--opt VALUE" / "--opt=VALUE", the output file, error lines. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mmaprobe/report.h"
+
+int mmp_cli_fail(mmp_status st, const char *cmd)
+{
+    fprintf(stderr, "mmaprobe %s: %s\n", cmd, mmp_error_last());
+    return mmp_status_exit_code(st);
+}
+
+int mmp_cli_doc_usage(const char *cmd, const char *msg, const char *arg)
+{
+    fprintf(stderr, "mmaprobe %s: %s%s%s\n", cmd, msg, arg ? ": " : "", arg ? arg : "");
+    if (strcmp(cmd, "report") == 0)
+        fprintf(stderr, "usage: mmaprobe report RUN.json [--format text|md|junit|html] [-o FILE]\n");
+    else if (strcmp(cmd, "diff") == 0)
+        fprintf(stderr, "usage: mmaprobe diff BASE.json NEW.json [--max-ratio-growth X] [--format text|md] [-o FILE]\n");
+    else
+        fprintf(stderr, "usage: mmaprobe merge A.json B.json ... -o ALL.json\n");
+    return MMP_EXIT_USAGE;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+mmp_status mmp_cli_load_run(mmp_run *run, const char *path)
+{
+    mmp_run_init(run);
+    mmp_status st = ends_with(path, ".jsonl") ? mmp_run_read_jsonl(run, path) : mmp_report_read_json(run, path);
+    if (st == MMP_STATUS_OK && ends_with(path, ".jsonl")) run->complete = 0;
+    return st;
+}
+
+/* Parse "--opt VALUE" / "--opt=VALUE"; returns the value or NULL. */
+const char *mmp_cli_opt_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0') return NULL;
+    if (*i + 1 >= argc) return "";
+    return argv[++*i];
+}
+
+FILE *mmp_cli_open_out(const char *path, mmp_status *st)
+{
+    if (!path) return stdout;
+    FILE *f = fopen(path, "w");
+    if (!f) *st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+    return f;
+}
+
+mmp_status mmp_cli_close_out(FILE *f, const char *path, mmp_status st)
+{
+    if (f == stdout || !f) return st;
+    if (fclose(f) != 0 && st == MMP_STATUS_OK) st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+    return st;
+}

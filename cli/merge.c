@@ -1,0 +1,54 @@
+/* merge.c — `mmaprobe merge A.json B.json ... -o ALL.json`: join shards' run documents. Exit 0;
+ * 2 for usage errors and malformed or mismatched inputs, 3 when the output cannot be written. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mmaprobe/report.h"
+
+int mmp_cli_merge(int argc, char **argv)
+{
+    const char *outp = NULL, *v;
+    const char **names = calloc((size_t)argc + 1, sizeof *names);
+    if (!names) return MMP_EXIT_ENVIRONMENT;
+    size_t n = 0;
+    for (int i = 1; i < argc; i++) {
+        if ((v = mmp_cli_opt_value(argc, argv, &i, "-o")) || (v = mmp_cli_opt_value(argc, argv, &i, "--output"))) {
+            if (!*v) { free(names); return mmp_cli_doc_usage("merge", "-o needs a file name", NULL); }
+            outp = v;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            free(names);
+            return mmp_cli_doc_usage("merge", "unknown option", argv[i]);
+        } else {
+            names[n++] = argv[i];
+        }
+    }
+    if (!outp || n == 0) { free(names); return mmp_cli_doc_usage("merge", n ? "missing -o ALL.json" : "no input runs", NULL); }
+    mmp_run *runs = calloc(n, sizeof *runs);
+    const mmp_run **ptrs = calloc(n, sizeof *ptrs);
+    mmp_status st = runs && ptrs ? MMP_STATUS_OK : MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
+    size_t loaded = 0;
+    for (size_t i = 0; st == MMP_STATUS_OK && i < n; i++) {
+        st = mmp_cli_load_run(&runs[i], names[i]);
+        loaded = i + 1;
+        ptrs[i] = &runs[i];
+    }
+    mmp_run out;
+    mmp_run_init(&out);
+    if (st == MMP_STATUS_OK) st = mmp_report_merge(&out, ptrs, names, n);
+    if (st == MMP_STATUS_OK) st = mmp_report_write_json(outp, &out);
+    if (st == MMP_STATUS_OK) {
+        int64_t counts[MMP_VERDICT_COUNT_];
+        mmp_report_counts(&out, counts);
+        fprintf(stderr, "mmaprobe merge: %zu runs, %zu cases (%lld FAIL, %lld ERROR) -> %s\n", n, out.n_cases,
+                (long long)counts[MMP_VERDICT_FAIL], (long long)counts[MMP_VERDICT_ERROR], outp);
+    }
+    mmp_run_clear(&out);
+    for (size_t i = 0; i < loaded; i++) mmp_run_clear(&runs[i]);
+    free(runs);
+    free(ptrs);
+    free(names);
+    return st == MMP_STATUS_OK ? MMP_EXIT_PASS : mmp_cli_fail(st, "merge");
+}

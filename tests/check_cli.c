@@ -1,0 +1,483 @@
+/* check_cli.c — the built `mmaprobe` program (MMP_BINARY) under bad input and faults: each bad
+ * argument, suite, plugin or environment gives its documented exit code and a one-line message
+ * naming the problem; results finished before a fault are kept (full disk: the JSON lines
+ * written stay valid; SIGINT/SIGTERM: a valid partial report that says interrupted).
+ * Full disk is simulated two ways, both without root: the JSON-lines path as a symlink to
+ * /dev/full (every write: ENOSPC), and MMP_FAULT_WRITE_AFTER=N (writes fail after N lines). */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <math.h>
+
+#include "mmaprobe/registry.h"
+#include "mmaprobe/report.h"
+#include "cli/progress.h"
+#include "tests/check_main.h"
+
+#ifndef MMP_BINARY
+#error "MMP_BINARY (path of the mmaprobe program) must be defined by CMake"
+#endif
+
+static char tmpdir[64];
+static char out_text[1 << 16], err_text[1 << 16];
+
+static void setup(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_cli.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) { /* leftovers in /tmp only */ }
+}
+
+static void slurp(char *buf, size_t size, const char *path)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+static rlim_t child_as_limit;   /* RLIMIT_AS for the program (0 = unchanged) */
+
+/* Start mmaprobe with argv (NULL-terminated, argv[0] ignored), stdout/stderr to files. */
+static pid_t start(char *const *argv)
+{
+    char o[128], e[128];
+    snprintf(o, sizeof o, "%s/stdout", tmpdir);
+    snprintf(e, sizeof e, "%s/stderr", tmpdir);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        setenv("CI", "1", 1);   /* plain progress lines */
+        if (child_as_limit) {
+            struct rlimit rl = {child_as_limit, child_as_limit};
+            setrlimit(RLIMIT_AS, &rl);
+        }
+        execv(MMP_BINARY, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int finish(pid_t pid)
+{
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    char o[128], e[128];
+    snprintf(o, sizeof o, "%s/stdout", tmpdir);
+    snprintf(e, sizeof e, "%s/stderr", tmpdir);
+    slurp(out_text, sizeof out_text, o);
+    slurp(err_text, sizeof err_text, e);
+    ck_assert_msg(WIFEXITED(st), "mmaprobe died of signal %d: %s", WIFSIGNALED(st) ? WTERMSIG(st) : 0, err_text);
+    return WEXITSTATUS(st);
+}
+
+/* Run "mmaprobe args..." (a space-separated string; "@" is replaced by the temp dir). */
+static int run(const char *args)
+{
+    static char buf[4096];
+    char *argv[64];
+    int argc = 0;
+    argv[argc++] = "mmaprobe";
+    size_t b = 0;
+    for (const char *p = args; *p && b < sizeof buf - 128;) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        argv[argc++] = buf + b;
+        for (; *p && *p != ' '; p++) {
+            if (*p == '@') b += (size_t)snprintf(buf + b, sizeof buf - b, "%s", tmpdir);
+            else buf[b++] = *p;
+        }
+        buf[b++] = '\0';
+    }
+    argv[argc] = NULL;
+    return finish(start(argv));
+}
+
+/* The last non-empty line of stderr (the one-line error). */
+static const char *last_err_line(void)
+{
+    static char line[2048];
+    size_t n = strlen(err_text);
+    while (n && err_text[n - 1] == '\n') n--;
+    size_t b = n;
+    while (b && err_text[b - 1] != '\n') b--;
+    snprintf(line, sizeof line, "%.*s", (int)(n - b), err_text + b);
+    return line;
+}
+
+typedef struct {
+    const char *args;
+    int exit_code;
+    const char *says;
+} bad_input;
+
+static const bad_input bad[] = {
+    {"frobnicate", 2, "mmaprobe: unknown command 'frobnicate'"},
+    {"validate --bogus", 2, "unknown option '--bogus'"},
+    {"validate --suite", 2, "option '--suite' needs a value"},
+    {"validate --seed -3", 2, "bad --seed '-3'"},
+    {"validate --seed 99999999999999999999", 2, "bad --seed '99999999999999999999'"},
+    {"validate --timeout 0", 2, "bad --timeout '0'"},
+    {"validate --timeout nan", 2, "bad --timeout 'nan'"},
+    {"validate --atol -1", 2, "bad --atol '-1'"},
+    {"validate --ulps 1e999", 2, "bad --ulps '1e999'"},
+    {"validate --tolerance loose", 2, "unknown --tolerance 'loose'"},
+    {"validate --shard 3/2", 2, "bad --shard '3/2': shard index 3 must be below the count 2"},
+    {"validate --shard 1/0", 2, "bad --shard '1/0'"},
+    {"validate --shard x", 2, "bad --shard 'x'"},
+    {"validate --device -1", 2, "bad --device '-1'"},
+    {"validate --device 0x1", 2, "bad --device '0x1'"},
+    {"validate --sanitize valgrind", 2, "unknown --sanitize tool 'valgrind'"},
+    {"validate --suite smok -o @/r.json", 2, "suite 'smok': not a built-in suite (smoke, edge, full)"},
+    {"validate --suite @ -o @/r.json", 2, "nor a regular file"},
+    {"validate --filter nothing* -o @/r.json", 2, "no case matches (suite smoke, filter nothing*)"},
+    {"validate --filter host_f32* --shard 63/64 --suite @/one.suite -o @/r.json", 2, "shard 63/64 of 1 cases is empty"},
+    {"validate --suite @/bad.suite -o @/r.json", 2, "bad.suite:2: shape must be MxNxK"},
+    {"validate --filter host_f32* -o /etc/passwd/r.json", 3, "cannot write /etc/passwd/r.json: Not a directory"},
+    {"validate --filter host_f32* -o /nonexistent-dir/r.json", 3, "cannot write /nonexistent-dir/r.json: No such file"},
+    {"validate --filter host_f32* -o @", 3, "it is a directory"},
+    {"list --timeout 1", 2, "unknown option '--timeout' for list"},
+    {"list --plugin @/nothing.so", 2, "cannot load"},
+    {"report @/missing.json", -1, "missing.json"},
+};
+
+static void write_file(const char *name, const char *text)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(test_bad_input)
+{
+    const bad_input *b = &bad[_i];
+    write_file("bad.suite", "shape=8x8x8 kernel=host_f32\nshape=8x8\n");
+    write_file("one.suite", "shape=8x8x8 kernel=host_f32\n");
+    int rc = run(b->args);
+    const char *line = last_err_line();
+    char want[512];
+    snprintf(want, sizeof want, "%s", b->says);
+    char *at = strchr(want, '@');
+    if (at) { char rest[256]; snprintf(rest, sizeof rest, "%s", at + 1); snprintf(at, want + sizeof want - at, "%s%s", tmpdir, rest); }
+    printf("%-70s -> %d  %s\n", b->args, rc, line);
+    if (b->exit_code >= 0) ck_assert_msg(rc == b->exit_code, "%s: exit %d, want %d (%s)", b->args, rc, b->exit_code, line);
+    else ck_assert_msg(rc == 2 || rc == 3, "%s: exit %d", b->args, rc);
+    ck_assert_msg(strstr(line, want), "%s: '%s' should say '%s'", b->args, line, want);
+    ck_assert_msg(strstr(line, "mmaprobe"), "the message names the program: %s", line);
+}
+END_TEST
+
+static void plugin_path(char *buf, size_t size, const char *variant)
+{
+    snprintf(buf, size, "%s/fix_%s.so", MMP_PLUGIN_FIXTURES, variant);
+}
+
+START_TEST(test_bad_plugins_exit_2)
+{
+    static const char *const variants[] = {"no_symbol", "abi", "null_entry", "int8_fp16", "crash_ctor", "dup_name"};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        char p[4096], args[4300];
+        plugin_path(p, sizeof p, variants[i]);
+        snprintf(args, sizeof args, "validate --plugin %s -o @/r.json", p);
+        int rc = run(args);
+        printf("plugin %-12s -> %d  %s\n", variants[i], rc, last_err_line());
+        ck_assert_int_eq(rc, 2);
+        ck_assert_ptr_nonnull(strstr(last_err_line(), p));
+    }
+}
+END_TEST
+
+/* No GPU: a device kernel SKIPs with the reason; exit 3 only because nothing ran. */
+START_TEST(test_no_device)
+{
+    char p[4096], args[4300];
+    plugin_path(p, sizeof p, "device");
+    snprintf(args, sizeof args, "validate --plugin %s --filter fix_device* -o @/r.json", p);
+    int rc = run(args);
+    if (strstr(out_text, "# gpu: none") == NULL && strstr(out_text, "no CUDA") == NULL) {
+        printf("a GPU is present: the no-device path is not what runs here\n");
+        return;
+    }
+    ck_assert_msg(rc == 3, "exit %d: %s", rc, err_text);
+    /* with a host kernel that runs too, the run is judged on what ran: exit 0 */
+    snprintf(args, sizeof args, "validate --plugin %s --suite @/mix.suite -o @/r.json", p);
+    write_file("mix.suite", "shape=8x8x8 kernel=fix_device_f32\nshape=8x8x8 kernel=host_f32\n");
+    rc = run(args);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err_text);
+    ck_assert_ptr_nonnull(strstr(out_text, "1 pass, 0 fail, 0 error, 1 skip"));
+}
+END_TEST
+
+static size_t count_lines(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = 0;
+    for (int c; (c = getc(f)) != EOF;) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* A full disk from the first write on (/dev/full): reported, exit 3, the final report written. */
+START_TEST(test_full_disk_dev_full)
+{
+    char link[256];
+    snprintf(link, sizeof link, "%s/r.json.jsonl", tmpdir);
+    ck_assert_int_eq(symlink("/dev/full", link), 0);
+    int rc = run("validate --filter host_f32/* -o @/r.json");
+    printf("/dev/full -> %d  %s\n", rc, last_err_line());
+    ck_assert_int_eq(rc, 3);
+    ck_assert_ptr_nonnull(strstr(err_text, "No space left on device"));
+    char json[256];
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    mmp_run r;
+    mmp_run_init(&r);
+    ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_uint_eq(r.n_cases, 6);   /* host_f32's smoke cases */
+    mmp_run_clear(&r);
+}
+END_TEST
+
+/* The disk fills after 2 lines: those 2 stay valid, the error is reported, exit 3. */
+START_TEST(test_full_disk_after_n)
+{
+    setenv("MMP_FAULT_WRITE_AFTER", "2", 1);
+    int rc = run("validate --filter host_f32/* -o @/r.json");
+    unsetenv("MMP_FAULT_WRITE_AFTER");
+    printf("MMP_FAULT_WRITE_AFTER=2 -> %d  %s\n", rc, last_err_line());
+    ck_assert_int_eq(rc, 3);
+    ck_assert_ptr_nonnull(strstr(err_text, "No space left on device"));
+    char jl[256], json[256];
+    snprintf(jl, sizeof jl, "%s/r.json.jsonl", tmpdir);
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    ck_assert_uint_eq(count_lines(jl), 2);
+    mmp_run r;
+    mmp_run_init(&r);
+    ck_assert_msg(mmp_run_read_jsonl(&r, jl) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_uint_eq(r.n_cases, 2);
+    ck_assert_int_eq(r.cases[0].verdict, MMP_VERDICT_PASS);
+    mmp_run_clear(&r);
+    ck_assert_int_ne(access(json, F_OK), 0);   /* the final document could not be written */
+}
+END_TEST
+
+/* SIGINT / SIGTERM while a case hangs: a valid partial report that says so. */
+static void interrupt_with(int sig, const char *name)
+{
+    write_file("slow.suite", "shape=8x8x8 kernel=host_f32\nshape=8x8x8 kernel=mut_host_hang\nshape=9x9x9 kernel=host_f64\n");
+    char suite[256], json[256], jl[256];
+    snprintf(suite, sizeof suite, "%s/slow.suite", tmpdir);
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    snprintf(jl, sizeof jl, "%s/r.json.jsonl", tmpdir);
+    char *argv[] = {"mmaprobe", "validate", "--mutants", "--suite", suite, "--timeout", "60", "-o", json, NULL};
+    pid_t pid = start(argv);
+    for (int i = 0; i < 600 && count_lines(jl) < 1; i++) usleep(50000);   /* host_f32 finished */
+    ck_assert_uint_eq(count_lines(jl), 1);
+    usleep(300000);
+    kill(pid, sig);
+    int rc = finish(pid);
+    printf("%s -> %d  %s\n", name, rc, last_err_line());
+    ck_assert_int_eq(rc, 1);   /* unfinished cases are ERROR interrupted */
+    char want[64];
+    snprintf(want, sizeof want, "interrupted by %s: partial report", name);
+    ck_assert_ptr_nonnull(strstr(err_text, want));
+    mmp_run r;
+    mmp_run_init(&r);
+    ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_int_eq(r.complete, 0);
+    ck_assert_str_eq(r.interrupted_by, name);
+    ck_assert_uint_eq(r.n_cases, 3);
+    ck_assert_int_eq(r.cases[0].verdict, MMP_VERDICT_PASS);
+    ck_assert(r.cases[1].reasons & MMP_REASON_INTERRUPTED);
+    ck_assert(r.cases[2].reasons & MMP_REASON_INTERRUPTED);
+    mmp_run_clear(&r);
+    mmp_run_init(&r);
+    ck_assert_int_eq(mmp_run_read_jsonl(&r, jl), MMP_STATUS_OK);
+    ck_assert_uint_ge(r.n_cases, 1);
+    mmp_run_clear(&r);
+}
+
+START_TEST(test_sigint) { interrupt_with(SIGINT, "SIGINT"); }
+END_TEST
+START_TEST(test_sigterm) { interrupt_with(SIGTERM, "SIGTERM"); }
+END_TEST
+
+/* Kernels that crash, hang, corrupt memory: each case gets its verdict, the run goes on. */
+START_TEST(test_faulty_kernels_run_continues)
+{
+    write_file("faults.suite", "shape=8x8x8 kernel=mut_host_crash\nshape=8x8x8 kernel=mut_host_wild_write\n"
+                               "shape=8x8x8 kernel=mut_host_write_before\nshape=8x8x8 kernel=mut_host_hang\n"
+                               "shape=8x8x8 kernel=host_f32\n");
+    int rc = run("validate --mutants --suite @/faults.suite --timeout 1 -o @/r.json");
+    ck_assert_int_eq(rc, 1);
+    char json[256];
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    mmp_run r;
+    mmp_run_init(&r);
+    ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_uint_eq(r.n_cases, 5);
+    for (size_t i = 0; i < r.n_cases; i++) printf("%s: %s %s\n", r.cases[i].id, mmp_verdict_name(r.cases[i].verdict), r.cases[i].message);
+    ck_assert(r.cases[0].verdict == MMP_VERDICT_ERROR && (r.cases[0].reasons & MMP_REASON_CRASH));
+    ck_assert(r.cases[1].verdict == MMP_VERDICT_ERROR && (r.cases[1].reasons & MMP_REASON_CRASH));
+    ck_assert(r.cases[2].verdict == MMP_VERDICT_FAIL && (r.cases[2].reasons & MMP_REASON_GUARD));
+    ck_assert(r.cases[3].verdict == MMP_VERDICT_ERROR && (r.cases[3].reasons & MMP_REASON_TIMEOUT));
+    ck_assert_int_eq(r.cases[4].verdict, MMP_VERDICT_PASS);
+    ck_assert_ptr_nonnull(strstr(r.cases[0].id, "mut_host_crash/"));
+    mmp_run_clear(&r);
+}
+END_TEST
+
+/* A case too large for the memory there is: ERROR "out of memory" for that case, the next case
+ * runs. (Address space limited to 2 GiB; not under ASan, whose shadow memory needs more.) */
+START_TEST(test_out_of_memory)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    printf("ASan build: RLIMIT_AS cannot be used, out-of-memory test skipped\n");
+    return;
+#endif
+    write_file("big.suite", "shape=32768x32768x1 kernel=host_f32\nshape=8x8x8 kernel=host_f32\n");
+    child_as_limit = (rlim_t)2 << 30;
+    int rc = run("validate --suite @/big.suite -o @/r.json");
+    child_as_limit = 0;
+    ck_assert_msg(rc == 1, "exit %d: %s", rc, err_text);
+    char json[256];
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    mmp_run r;
+    mmp_run_init(&r);
+    ck_assert_int_eq(mmp_report_read_json(&r, json), MMP_STATUS_OK);
+    ck_assert_uint_eq(r.n_cases, 2);
+    printf("out of memory: %s %s\n", mmp_verdict_name(r.cases[0].verdict), r.cases[0].message);
+    ck_assert_int_eq(r.cases[0].verdict, MMP_VERDICT_ERROR);
+    ck_assert_ptr_nonnull(strstr(r.cases[0].message, "out of memory for 32768x32768x1"));
+    ck_assert_int_eq(r.cases[1].verdict, MMP_VERDICT_PASS);
+    mmp_run_clear(&r);
+}
+END_TEST
+
+/* --sanitize with a stand-in compute-sanitizer printing a stored sample: the finding FAILs the
+ * case with reason sanitizer; without the tool: said once, "not run" in the messages, exit 3. */
+START_TEST(test_sanitize)
+{
+    char fake[256];
+    snprintf(fake, sizeof fake, "%s/compute-sanitizer", tmpdir);
+    FILE *f = fopen(fake, "w");
+    fprintf(f, "#!/bin/sh\ncat '%s/tests/data/sanitizer-samples/memcheck-oob.txt'\nexit 99\n", MMP_SOURCE_DIR);
+    fclose(f);
+    chmod(fake, 0755);
+    setenv("MMP_COMPUTE_SANITIZER", fake, 1);
+    int rc = run("validate --filter host_f32/*/exact/* --sanitize memcheck -o @/r.json");
+    unsetenv("MMP_COMPUTE_SANITIZER");
+    ck_assert_msg(rc == 1, "exit %d: %s", rc, err_text);
+    char json[256];
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    mmp_run r;
+    mmp_run_init(&r);
+    ck_assert_int_eq(mmp_report_read_json(&r, json), MMP_STATUS_OK);
+    ck_assert_uint_eq(r.n_cases, 1);
+    printf("fake memcheck: %s %s\n", mmp_verdict_name(r.cases[0].verdict), r.cases[0].message);
+    ck_assert_int_eq(r.cases[0].verdict, MMP_VERDICT_FAIL);
+    ck_assert(r.cases[0].reasons & MMP_REASON_SANITIZER);
+    ck_assert_ptr_nonnull(strstr(r.cases[0].message, "sanitizer: memcheck: 3 errors; first: Invalid __global__ write"));
+    mmp_run_clear(&r);
+    /* not found */
+    setenv("MMP_COMPUTE_SANITIZER", "/nonexistent/compute-sanitizer", 1);
+    rc = run("validate --filter host_f32/*/exact/* --sanitize racecheck -o @/r.json");
+    unsetenv("MMP_COMPUTE_SANITIZER");
+    ck_assert_msg(rc == 3, "exit %d: %s", rc, err_text);
+    ck_assert_ptr_nonnull(strstr(err_text, "--sanitize racecheck: not run:"));
+    ck_assert_ptr_nonnull(strstr(out_text, "sanitizer racecheck: NOT RUN"));
+    mmp_run_init(&r);
+    ck_assert_int_eq(mmp_report_read_json(&r, json), MMP_STATUS_OK);
+    ck_assert_int_eq(r.cases[0].verdict, MMP_VERDICT_PASS);
+    ck_assert_ptr_nonnull(strstr(r.cases[0].message, "sanitizer racecheck not run"));
+    mmp_run_clear(&r);
+}
+END_TEST
+
+/* Progress lines: per kernel done/total with time left; plain lines without a terminal. */
+START_TEST(test_progress_lines)
+{
+    const mmp_kernel_desc *k1 = mmp_registry_find("host_f32", MMP_REGISTRY_ALL);
+    const mmp_kernel_desc *k2 = mmp_registry_find("host_f64", MMP_REGISTRY_ALL);
+    mmp_case c[3];
+    mmp_case_init(&c[0], k1, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[1], k1, 9, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[2], k2, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    for (int tty = 0; tty < 2; tty++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        mmp_progress p;
+        mmp_progress_init(&p, f, c, 3, tty);
+        for (int i = 0; i < 3; i++) {
+            mmp_case_result r;
+            mmp_case_result_init(&r);
+            snprintf(r.id, sizeof r.id, "%s", c[i].id);
+            r.verdict = i == 1 ? MMP_VERDICT_FAIL : MMP_VERDICT_PASS;
+            r.reasons = i == 1 ? MMP_REASON_GUARD : 0;
+            mmp_progress_result(&p, &r, (size_t)i);
+        }
+        mmp_progress_finish(&p);
+        fclose(f);
+        printf("tty=%d:\n%s\n", tty, buf);
+        ck_assert_ptr_nonnull(strstr(buf, "host_f32: 2/2 cases done | all: 2/3"));
+        ck_assert_ptr_nonnull(strstr(buf, "host_f64: 1/1 cases done | all: 3/3, 0s left"));
+        ck_assert_ptr_nonnull(strstr(buf, "FAIL  host_f32/f32.f32.f32/9x8x8/uniform/s1 (guard)"));
+        if (tty) ck_assert_ptr_nonnull(strstr(buf, "host_f32: 1/2 cases, "));
+        else ck_assert_ptr_null(strstr(buf, "\033[K"));
+        free(buf);
+    }
+    char d[32];
+    mmp_progress_duration(d, sizeof d, 3725);
+    ck_assert_str_eq(d, "1h02m");
+    mmp_progress_duration(d, sizeof d, 185);
+    ck_assert_str_eq(d, "3m05s");
+    mmp_progress_duration(d, sizeof d, NAN);
+    ck_assert_str_eq(d, "0s");
+}
+END_TEST
+
+static Suite *cli_suite(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_bad_input, 0, (int)(sizeof bad / sizeof bad[0]));
+    tcase_add_test(tc, test_bad_plugins_exit_2);
+    tcase_add_test(tc, test_no_device);
+    tcase_add_test(tc, test_full_disk_dev_full);
+    tcase_add_test(tc, test_full_disk_after_n);
+    tcase_add_test(tc, test_sigint);
+    tcase_add_test(tc, test_sigterm);
+    tcase_add_test(tc, test_faulty_kernels_run_continues);
+    tcase_add_test(tc, test_out_of_memory);
+    tcase_add_test(tc, test_sanitize);
+    tcase_add_test(tc, test_progress_lines);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+MMP_CHECK_MAIN(cli_suite)

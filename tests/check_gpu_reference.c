@@ -1,0 +1,192 @@
+/* check_gpu_reference.c — the device reference path (MMP_REF_PATH_CUDA), versions 2 (everything
+ * on the device, ref_cuda2.cu) and 1 (host prepare/finish, ref_cuda.cu), agrees bit for bit with
+ * the certified CPU path (itself checked against pure MPFR by check_reference) on random,
+ * wide-exponent, cancelling and special-value problems, with layouts, padded leading
+ * dimensions and alpha/beta; on entries far below their row/column maximum (both remainder
+ * modes: exact lists and the bound), every output format (C in it too), and a known answer
+ * that needs the remainder cross term; plus the |A||B| bound, and version 2's plan (slices,
+ * remainder mode) equals the CPU path's; version 2 also reading the caller's device copies of
+ * the operands (mmp_ref_options.dev_*) instead of uploading. Each Check test runs in a forked child, so CUDA is
+ * initialised there, never in this process. Without a device: prints why, exits 77.
+ *
+ *   build/suites/check_gpu_reference            (ctest -L gpu; MMP_SEED=n to reproduce)
+ */
+#define MMP_CHECK_GPU
+#include "tests/check_main.h"
+
+#include "mmaprobe/reference.h"
+#include "reference/ref_internal.h"
+#include "tests/lib/ref_testgen.h"
+
+static const struct {
+    mmp_format a, b, c, d;
+} combos[] = {
+    {MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32},
+    {MMP_FORMAT_FP16, MMP_FORMAT_FP16, MMP_FORMAT_FP32, MMP_FORMAT_FP16},
+    {MMP_FORMAT_BF16, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_BF16},
+    {MMP_FORMAT_E4M3, MMP_FORMAT_E5M2, MMP_FORMAT_FP16, MMP_FORMAT_E4M3},
+    {MMP_FORMAT_TF32, MMP_FORMAT_TF32, MMP_FORMAT_FP32, MMP_FORMAT_FP32},
+    {MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64},
+};
+enum { N_COMBOS = sizeof combos / sizeof combos[0] };
+
+/* version 3 here: version 2 reading device copies of the operands (mmp_ref_options.dev_*) */
+static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int version)
+{
+    mmp_ref_options o;
+    mmp_ref_options_init(&o);
+    o.path = path;
+    o.want_absbound = 1;
+    o.device_version = version == 3 ? 2 : version;
+    void *da = NULL, *db = NULL, *dc = NULL;
+    if (version == 3) {
+        const mmp_gemm *g = &p->g;
+        ck_assert(ref_cuda2_upload(&da, p->a, g->a, g->la, g->lda, g->m, g->k, 0) == MMP_STATUS_OK);
+        ck_assert(ref_cuda2_upload(&db, p->b, g->b, g->lb, g->ldb, g->k, g->n, 0) == MMP_STATUS_OK);
+        if (g->beta != 0.0) ck_assert(ref_cuda2_upload(&dc, p->c, g->c, g->lc, g->ldc, g->m, g->n, 0) == MMP_STATUS_OK);
+        o.dev_a = da; o.dev_b = db; o.dev_c = dc;
+    }
+    mmp_ref_result_init(r);
+    mmp_status st = mmp_ref_gemm(r, p->a, p->b, p->c, &p->g, &o);
+    ref_cuda2_free(da); ref_cuda2_free(db); ref_cuda2_free(dc);
+    if (version == 3) {
+        if (st == MMP_STATUS_OK && !r->is_integer)
+            ck_assert_msg(r->split.upload_s == 0.0 || r->split.version != 2, "device operands were uploaded again");
+        version = 2;
+    }
+    ck_assert_msg(st == MMP_STATUS_OK, "mmp_ref_gemm (%s v%d): %s", path == MMP_REF_PATH_CUDA ? "cuda" : "cpu",
+                  version, mmp_error_last());
+    if (path == MMP_REF_PATH_CUDA && !r->is_integer)
+        ck_assert_msg(r->split.version == version, "asked for device version %d, ran %d", version, r->split.version);
+}
+
+/* Both device versions against the CPU path on problem p (every element, both roundings). */
+static void compare_problem(const prob *p, const char *what)
+{
+    int64_t m = p->g.m, n = p->g.n, k = p->g.k;
+    mmp_ref_result rc;
+    compute(&rc, p, MMP_REF_PATH_CERTIFIED, 0);
+    for (int version = 3; version >= 1; version--) {   /* 3: version 2 on device operands */
+        mmp_ref_result rg;
+        compute(&rg, p, MMP_REF_PATH_CUDA, version);
+        if (version >= 2 && !rc.is_integer)   /* the same rules make the same plan */
+            ck_assert_msg(rg.slices_a == rc.slices_a && rg.slices_b == rc.slices_b && rg.split.sparse == rc.split.sparse &&
+                          rg.split.n_remainders == rc.split.n_remainders,
+                          "%s: plan v2 %dx%d sparse %d (%lld remainders), cpu %dx%d sparse %d (%lld)", what, rg.slices_a,
+                          rg.slices_b, rg.split.sparse, (long long)rg.split.n_remainders, rc.slices_a, rc.slices_b,
+                          rc.split.sparse, (long long)rc.split.n_remainders);
+        for (int64_t x = 0; x < m * n; x++) {
+            ck_assert_msg(same_bits(rc.d64[x], rg.d64[x]) && same_bits(rc.dout[x], rg.dout[x]),
+                          "%s v%d %s*%s+%s->%s %lldx%lldx%lld alpha %g beta %g: (%lld,%lld) cpu %a/%a cuda %a/%a", what,
+                          version, mmp_format_name(p->g.a), mmp_format_name(p->g.b), mmp_format_name(p->g.c),
+                          mmp_format_name(p->g.d), (long long)m, (long long)n, (long long)k, p->g.alpha, p->g.beta,
+                          (long long)(x / n), (long long)(x % n), rc.d64[x], rc.dout[x], rg.d64[x], rg.dout[x]);
+            /* both bounds are upper bounds of the same S_ij from DGEMMs with different orders:
+             * each within a relative 4 K u (+ underflow) of it, so of each other */
+            double a = rc.absbound[x], b = rg.absbound[x], tol = 16.0 * (double)k * 0x1p-53 * fmax(a, b) + 0x1p-1000;
+            ck_assert_msg((!isfinite(a) && !isfinite(b)) || a == b || fabs(a - b) <= tol, "%s v%d absbound %a vs %a",
+                          what, version, a, b);
+        }
+        mmp_ref_result_clear(&rg);
+    }
+    mmp_ref_result_clear(&rc);
+}
+
+static void device_agrees(int combo, gen_kind kind)
+{
+    rs = mmp_check_seed * 2654435761u + (uint64_t)combo * 101 + (uint64_t)kind * 7 + 3;
+    static const double alphas[] = {1.0, -0.75, 3.0}, betas[] = {0.0, 1.0, 0.1};
+    for (int v = 0; v < 3; v++) {
+        int64_t m = 40 + (int64_t)(rnd64() % 60) * 2, n = 30 + (int64_t)(rnd64() % 50) * 2;
+        int64_t k = v == 2 ? 1000 + (int64_t)(rnd64() % 600) * 2 : 2 + (int64_t)(rnd64() % 150) * 2;
+        prob p;
+        prob_make(&p, combos[combo].a, combos[combo].b, combos[combo].c, combos[combo].d, m, n, k,
+                  (int)(rnd64() % 8), (int)(rnd64() % 2), alphas[v], betas[v], kind);
+        compare_problem(&p, "kind");
+        prob_free(&p);
+    }
+}
+
+/* entries far below their row/column maximum: bound mode (1/4 of them), exact lists (1/100) */
+START_TEST(device_far)
+{
+    rs = mmp_check_seed * 2862933555777941757ull + (uint64_t)_i * 13 + 5;
+    for (int v = 0; v < 2; v++) {
+        int64_t m = 40 + (int64_t)(rnd64() % 60) * 2, n = 30 + (int64_t)(rnd64() % 50) * 2;
+        int64_t k = 50 + (int64_t)(rnd64() % 700);
+        prob p;
+        prob_make(&p, combos[_i].a, combos[_i].b, combos[_i].c, combos[_i].d, m, n, k, (int)(rnd64() % 8),
+                  (int)(rnd64() % 2), v ? 3.0 : -0.75, v ? 0.1 : 1.0, GEN_RANDOM);
+        prob_far(&p, v ? 0.01 : 0.25);
+        compare_problem(&p, v ? "far 1/100" : "far 1/4");
+        prob_free(&p);
+    }
+}
+END_TEST
+
+/* every output format, C in it (integer C, packed int4), alpha and beta */
+START_TEST(device_every_output)
+{
+    rs = mmp_check_seed * 1442695040888963407ull + (uint64_t)_i * 29 + 1;
+    static const mmp_format ins[] = {MMP_FORMAT_FP32, MMP_FORMAT_BF16, MMP_FORMAT_E4M3};
+    for (int v = 0; v < 3; v++) {
+        int64_t m = 20 + (int64_t)(rnd64() % 30) * 2, n = 20 + (int64_t)(rnd64() % 30) * 2, k = 10 + (int64_t)(rnd64() % 300);
+        prob p;
+        prob_make(&p, ins[v], ins[v], (mmp_format)_i, (mmp_format)_i, m, n, k, (int)(rnd64() % 8), (int)(rnd64() % 2),
+                  v == 1 ? -0.75 : 2.0, v == 0 ? 0.0 : 0.5, v == 2 ? GEN_WIDE : GEN_RANDOM);
+        if (v == 1) prob_far(&p, 0.25);
+        compare_problem(&p, "output");
+        prob_free(&p);
+    }
+}
+END_TEST
+
+/* X = t u with t, u far below their row's and column's maximum: only the remainder terms,
+ * the cross term rA rB included, give the exact t u (check_ref_round has the same on the CPU). */
+START_TEST(device_cross_term)
+{
+    rs = mmp_check_seed * 9 + 1;
+    enum { M = 6, N = 5, K = 3 };
+    prob p;
+    prob_make(&p, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, M, N, K, 0, 0, 1.0, 0.0, GEN_RANDOM);
+    float *a = (float *)p.a, *b = (float *)p.b;
+    cross_term_fill(a, b, M, N);
+    mmp_ref_result r;
+    compute(&r, &p, MMP_REF_PATH_CUDA, 2);
+    ck_assert_int_eq(r.n_mpfr, 0);
+    for (int x = 0; x < M * N; x++) {
+        double want = (double)a[(x / N) * K + 2] * (double)b[2 * N + x % N];
+        ck_assert_msg(r.d64[x] == want, "(%d,%d): %a want %a", x / N, x % N, r.d64[x], want);
+    }
+    mmp_ref_result_clear(&r);
+    compare_problem(&p, "cross term");
+    prob_free(&p);
+}
+END_TEST
+
+START_TEST(device_random) { device_agrees(_i, GEN_RANDOM); }
+END_TEST
+START_TEST(device_wide) { device_agrees(_i, GEN_WIDE); }
+END_TEST
+START_TEST(device_cancel) { device_agrees(_i, GEN_CANCEL); }
+END_TEST
+START_TEST(device_special) { device_agrees(_i, GEN_SPECIAL); }
+END_TEST
+
+static Suite *gpu_reference_suite(void)
+{
+    Suite *s = suite_create("gpu_reference");
+    TCase *t = tcase_create("device path agrees with the cpu path");
+    tcase_set_timeout(t, 300);
+    tcase_add_loop_test(t, device_random, 0, N_COMBOS);
+    tcase_add_loop_test(t, device_wide, 0, N_COMBOS);
+    tcase_add_loop_test(t, device_cancel, 0, N_COMBOS);
+    tcase_add_loop_test(t, device_special, 0, N_COMBOS);
+    tcase_add_loop_test(t, device_far, 0, N_COMBOS);
+    tcase_add_loop_test(t, device_every_output, 0, MMP_FORMAT_COUNT_);
+    tcase_add_test(t, device_cross_term);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+MMP_CHECK_MAIN(gpu_reference_suite)

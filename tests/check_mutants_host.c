@@ -1,0 +1,165 @@
+/* check_mutants_host.c — every host mutant is caught with the RIGHT reason, and the correct
+ * kernel passes the very same case (so the catch is the bug's, not the case's). */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mmaprobe/registry.h"
+#include "mmaprobe/runner.h"
+#include "tests/check_main.h"
+
+typedef struct {
+    const char *mutant;
+    int64_t m, n, k, ld_extra;
+    mmp_dist dist;
+    mmp_verdict verdict;
+    uint32_t reason;
+} mutant_case;
+
+static const mutant_case table[] = {
+    {"mut_host_drop_k_tile", 32, 32, 70, 0, MMP_DIST_EXACT, MMP_VERDICT_FAIL, MMP_REASON_EXACT_MISMATCH},
+    {"mut_host_edge_tile", 37, 24, 32, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_UNWRITTEN},
+    /* exact, not onehot: onehot outputs are mostly zero, and swapping two zeros changes nothing */
+    {"mut_host_swap_fragment", 32, 32, 16, 0, MMP_DIST_EXACT, MMP_VERDICT_FAIL, MMP_REASON_EXACT_MISMATCH},
+    {"mut_host_write_past", 24, 24, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_GUARD},
+    {"mut_host_write_past", 24, 24, 16, 8, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_GUARD},
+    /* fp16 accumulation: exact inputs at large K (partial sums beyond 2^11) and uniform at
+     * K = 512. (On mean-zero data the deterministic bound, ~K^2 u, outgrows fp16's random-walk
+     * error for K >~ 2000: there the exact distribution is the one that catches it.) */
+    {"mut_host_fp16_acc", 8, 8, 4096, 0, MMP_DIST_EXACT, MMP_VERDICT_FAIL, MMP_REASON_EXACT_MISMATCH},
+    {"mut_host_fp16_acc", 16, 16, 512, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_BOUND_EXCEEDED},
+    {"mut_host_nan_clamp", 16, 16, 32, 0, MMP_DIST_SPECIAL, MMP_VERDICT_FAIL, MMP_REASON_NAN_MISMATCH},
+    {"mut_host_wrong_ld", 24, 24, 32, 8, MMP_DIST_EXACT, MMP_VERDICT_FAIL, MMP_REASON_EXACT_MISMATCH},
+    {"mut_host_scribble", 16, 16, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_INPUT_MODIFIED},
+    {"mut_host_hang", 8, 8, 8, 0, MMP_DIST_UNIFORM, MMP_VERDICT_ERROR, MMP_REASON_TIMEOUT},
+    {"mut_host_crash", 8, 8, 8, 0, MMP_DIST_UNIFORM, MMP_VERDICT_ERROR, MMP_REASON_CRASH},
+    {"mut_host_nondet", 16, 16, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_NONDETERMINISTIC},
+    {"mut_host_write_before", 16, 16, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_GUARD},
+    {"mut_host_wild_write", 16, 16, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_ERROR, MMP_REASON_CRASH},
+};
+#define N_TABLE (sizeof table / sizeof table[0])
+
+static volatile int *stop_flag;
+static void on_alarm(int sig)
+{
+    (void)sig;
+    *stop_flag = 1;
+}
+
+static void make_case(mmp_case *c, const mmp_kernel_desc *k, const mutant_case *t)
+{
+    mmp_case_init(c, k, t->m, t->n, t->k, t->dist, mmp_check_seed);
+    if (t->ld_extra) {
+        c->lda = t->k + t->ld_extra;
+        c->ldb = t->n + t->ld_extra;
+        c->ldd = t->n + t->ld_extra;
+    }
+    mmp_case_finish(c);
+}
+
+START_TEST(test_mutant_caught)
+{
+    const mutant_case *t = &table[_i];
+    const mmp_kernel_desc *mut = mmp_registry_find(t->mutant, MMP_REGISTRY_ALL);
+    const mmp_kernel_desc *good = mmp_registry_find("host_f16_f32", MMP_REGISTRY_ALL);
+    ck_assert_ptr_nonnull(mut);
+    ck_assert_ptr_nonnull(good);
+    mmp_case c[2];
+    make_case(&c[0], good, t);
+    make_case(&c[1], mut, t);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    o.timeout_s = 1;   /* the hang */
+    mmp_case_result r[2];
+    ck_assert_int_eq(mmp_runner_run(r, c, 2, &o, NULL, NULL), MMP_STATUS_OK);
+    char why[128];
+    printf("%-24s %-50s %s %s: %s\n", t->mutant, r[1].id, mmp_verdict_name(r[1].verdict),
+           mmp_reason_format(why, sizeof why, r[1].reasons), r[1].message);
+    ck_assert_msg(r[0].verdict == MMP_VERDICT_PASS, "correct kernel on %s: %s (%s)", r[0].id,
+                  mmp_verdict_name(r[0].verdict), r[0].message);
+    ck_assert_msg(r[1].verdict == t->verdict, "%s: verdict %s, want %s (%s)", r[1].id,
+                  mmp_verdict_name(r[1].verdict), mmp_verdict_name(t->verdict), r[1].message);
+    ck_assert_msg(r[1].reasons & t->reason, "%s: reasons %s lack %s", r[1].id, why, mmp_reason_name(t->reason));
+    /* the right reason, not noise: failures carry no unrelated FAIL reason */
+    uint32_t fail_bits = MMP_REASON_UNWRITTEN | MMP_REASON_GUARD | MMP_REASON_INPUT_MODIFIED |
+                         MMP_REASON_EXACT_MISMATCH | MMP_REASON_BOUND_EXCEEDED | MMP_REASON_NAN_MISMATCH |
+                         MMP_REASON_NONDETERMINISTIC;
+    if (t->verdict == MMP_VERDICT_FAIL && t->reason != MMP_REASON_INPUT_MODIFIED)
+        ck_assert_msg((r[1].reasons & fail_bits) == t->reason, "%s: extra reasons in %s", r[1].id, why);
+}
+END_TEST
+
+/* A run goes on after a crash and a hang: the next kernel's cases still PASS, with the next
+ * kernel's child preforked (_i = 1, the default) or not (_i = 0); no child is left behind. */
+START_TEST(test_run_continues)
+{
+    const mmp_kernel_desc *crash = mmp_registry_find("mut_host_crash", MMP_REGISTRY_ALL);
+    const mmp_kernel_desc *hang = mmp_registry_find("mut_host_hang", MMP_REGISTRY_ALL);
+    const mmp_kernel_desc *good = mmp_registry_find("host_f32", MMP_REGISTRY_ALL);
+    mmp_case c[6];
+    mmp_case_init(&c[0], crash, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[1], crash, 9, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[2], good, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[3], hang, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[4], good, 9, 9, 9, MMP_DIST_EXACT, 1);
+    mmp_case_init(&c[5], good, 7, 5, 3, MMP_DIST_NORMAL, 1);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    o.prefork = _i;
+    o.timeout_s = 1;
+    mmp_case_result r[6];
+    ck_assert_int_eq(mmp_runner_run(r, c, 6, &o, NULL, NULL), MMP_STATUS_OK);
+    ck_assert_int_eq(r[0].verdict, MMP_VERDICT_ERROR);
+    ck_assert_int_eq(r[1].verdict, MMP_VERDICT_ERROR);   /* restarted child, crashed again */
+    ck_assert_int_eq(r[2].verdict, MMP_VERDICT_PASS);
+    ck_assert_msg(r[3].verdict == MMP_VERDICT_ERROR && (r[3].reasons & MMP_REASON_TIMEOUT), "%s", r[3].message);
+    ck_assert_int_eq(r[4].verdict, MMP_VERDICT_PASS);
+    ck_assert_int_eq(r[5].verdict, MMP_VERDICT_PASS);
+    for (int i = 0; i < 6; i++) ck_assert_str_eq(r[i].id, c[i].id);
+    /* every child (the preforked ones included) was reaped */
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+    ck_assert_int_eq(errno, ECHILD);
+}
+END_TEST
+
+/* A stop request while the next kernel's child waits: the run ends, the waiting child is gone. */
+START_TEST(test_stop_with_preforked_child)
+{
+    const mmp_kernel_desc *hang = mmp_registry_find("mut_host_hang", MMP_REGISTRY_ALL);
+    const mmp_kernel_desc *good = mmp_registry_find("host_f32", MMP_REGISTRY_ALL);
+    mmp_case c[2];
+    mmp_case_init(&c[0], hang, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[1], good, 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    static volatile int stop;
+    stop = 0;
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    o.timeout_s = 30;
+    o.stop = &stop;
+    signal(SIGALRM, on_alarm);
+    stop_flag = &stop;
+    alarm(1);
+    mmp_case_result r[2];
+    ck_assert_int_eq(mmp_runner_run(r, c, 2, &o, NULL, NULL), MMP_STATUS_OK);
+    ck_assert(r[0].reasons & MMP_REASON_INTERRUPTED);
+    ck_assert(r[1].reasons & MMP_REASON_INTERRUPTED);
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+    ck_assert_int_eq(errno, ECHILD);
+}
+END_TEST
+
+static Suite *mutants_host_suite(void)
+{
+    Suite *s = suite_create("mutants_host");
+    TCase *tc = tcase_create("caught");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_mutant_caught, 0, N_TABLE);
+    tcase_add_loop_test(tc, test_run_continues, 0, 2);
+    tcase_add_test(tc, test_stop_with_preforked_child);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+MMP_CHECK_MAIN(mutants_host_suite)

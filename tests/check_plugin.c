@@ -1,0 +1,184 @@
+/* check_plugin.c — loading kernels from plugin libraries (plugin.c) with the fixture libraries
+ * of suites/plugin_fixtures/fixture.c: the good one loads and PASSes smoke; every bad one is
+ * refused with MMP_STATUS_INVALID (exit 2) and a one-line message naming the problem; crashing
+ * and hanging plugins take down only the vetting child. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mmaprobe/runner.h"
+#include "tests/check_main.h"
+
+#ifndef MMP_PLUGIN_FIXTURES
+#error "MMP_PLUGIN_FIXTURES (directory of the fixture plugins) must be defined by CMake"
+#endif
+
+static void fixture(char *path, size_t size, const char *variant)
+{
+    snprintf(path, size, "%s/fix_%s.so", MMP_PLUGIN_FIXTURES, variant);
+}
+
+typedef struct {
+    const char *variant;
+    const char *says;
+    const char *or_says;   /* alternative wording (e.g. under ASan, a crash is an exit) */
+} bad_plugin;
+
+static const bad_plugin bad[] = {
+    {"no_symbol", "no symbol mmp_plugin_kernels", NULL},
+    {"abi", "ABI version 99, this mmaprobe speaks 1", NULL},
+    {"desc_abi", "descriptor ABI version 2, this mmaprobe speaks 1", NULL},
+    {"null_table", "NULL kernel table", NULL},
+    {"zero_count", "kernel count must be 1..1024", NULL},
+    {"null_entry", "NULL entry point (run)", NULL},
+    {"null_name", "kernel name must be 1-63 of [a-z0-9_]", NULL},
+    {"bad_name", "kernel name must be 1-63 of [a-z0-9_]", NULL},
+    {"bad_format", "a_format 99 out of range", NULL},
+    {"bad_layout", "layout masks must be 1 (row), 2 (col) or 3 (any)", NULL},
+    {"bad_multiple", "shape multiples must be in 1..4096", NULL},
+    {"int8_fp16", "int32 accumulation with fp16 output is not supported", NULL},
+    {"crash_ctor", "crashed while loading (signal 11", "loading process failed"},
+    {"crash_kernels", "crashed while loading (signal 11", "loading process failed"},
+    {"hang_ctor", "still loading after 1 s", NULL},
+    {"does_not_exist", "cannot load", NULL},
+};
+
+START_TEST(test_bad_plugin)
+{
+    const bad_plugin *b = &bad[_i];
+    char path[4096];
+    fixture(path, sizeof path, b->variant);
+    setenv("MMP_PLUGIN_LOAD_TIMEOUT", "1", 1);
+    const mmp_kernel_desc *k = (const mmp_kernel_desc *)1;
+    size_t n = 7;
+    mmp_status st = mmp_plugin_load(&k, &n, path);
+    const char *msg = mmp_error_last();
+    printf("%-14s -> %s\n", b->variant, msg);
+    ck_assert_int_eq(st, MMP_STATUS_INVALID);
+    ck_assert_int_eq(mmp_status_exit_code(st), MMP_EXIT_USAGE);
+    ck_assert_ptr_null(k);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_msg(strstr(msg, b->says) || (b->or_says && strstr(msg, b->or_says)), "'%s' should say '%s'", msg, b->says);
+    ck_assert_msg(strstr(msg, path), "'%s' should name the library", msg);
+    ck_assert(!strchr(msg, '\n'));
+}
+END_TEST
+
+START_TEST(test_not_a_library)
+{
+    char path[] = "/tmp/check_plugin.XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "not ELF\n", 8), 8);
+    close(fd);
+    const mmp_kernel_desc *k;
+    size_t n;
+    ck_assert_int_eq(mmp_plugin_load(&k, &n, path), MMP_STATUS_INVALID);
+    ck_assert_ptr_nonnull(strstr(mmp_error_last(), "cannot load"));
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_good_plugin_passes)
+{
+    char path[4096];
+    fixture(path, sizeof path, "good");
+    const mmp_kernel_desc *k;
+    size_t n;
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(k[0].name, "fix_good_f32");
+    const mmp_kernel_desc *list[1] = {&k[0]};
+    mmp_case *cases;
+    size_t nc;
+    ck_assert_int_eq(mmp_cases_build(&cases, &nc, "smoke", list, 1, NULL, mmp_check_seed), MMP_STATUS_OK);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    mmp_case_result *r = calloc(nc, sizeof *r);
+    ck_assert_int_eq(mmp_runner_run(r, cases, nc, &o, NULL, NULL), MMP_STATUS_OK);
+    for (size_t i = 0; i < nc; i++)
+        ck_assert_msg(r[i].verdict == MMP_VERDICT_PASS, "%s: %s %s", r[i].id, mmp_verdict_name(r[i].verdict), r[i].message);
+    free(r);
+    mmp_cases_free(cases);
+}
+END_TEST
+
+/* A plugin kernel writing outside its buffers: the runner child dies or the guard catches it;
+ * the case is ERROR crash or FAIL guard, the next case still runs. */
+START_TEST(test_wild_plugin_kernel)
+{
+    char path[4096];
+    fixture(path, sizeof path, "wild");
+    const mmp_kernel_desc *k;
+    size_t n;
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    mmp_case c[2];
+    mmp_case_init(&c[0], &k[0], 8, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_case_init(&c[1], &k[0], 9, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    mmp_case_result r[2];
+    ck_assert_int_eq(mmp_runner_run(r, c, 2, &o, NULL, NULL), MMP_STATUS_OK);
+    for (int i = 0; i < 2; i++) {
+        printf("%s: %s %s\n", r[i].id, mmp_verdict_name(r[i].verdict), r[i].message);
+        ck_assert_str_eq(r[i].id, c[i].id);
+        ck_assert_msg((r[i].verdict == MMP_VERDICT_ERROR && (r[i].reasons & MMP_REASON_CRASH)) ||
+                          (r[i].verdict == MMP_VERDICT_FAIL && (r[i].reasons & MMP_REASON_GUARD)),
+                      "%s: %s", r[i].id, r[i].message);
+    }
+}
+END_TEST
+
+/* A device too old for a kernel: SKIP with the reason, never run (device_cc given, no GPU used). */
+START_TEST(test_device_too_old)
+{
+    char path[4096];
+    fixture(path, sizeof path, "device");
+    const mmp_kernel_desc *k;
+    size_t n;
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_int_eq(k[0].min_cc, 80);
+    mmp_case c;
+    mmp_case_init(&c, &k[0], 16, 16, 16, MMP_DIST_UNIFORM, 1);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    o.have_device = 1;
+    o.device_cc = 75;
+    mmp_case_result r;
+    ck_assert_int_eq(mmp_runner_run(&r, &c, 1, &o, NULL, NULL), MMP_STATUS_OK);
+    printf("%s: %s %s\n", r.id, mmp_verdict_name(r.verdict), r.message);
+    ck_assert_int_eq(r.verdict, MMP_VERDICT_SKIP);
+    ck_assert(r.reasons & MMP_REASON_UNSUPPORTED);
+    ck_assert_str_eq(r.message, "needs sm_80, device is sm_75");
+    /* no device at all: SKIP naming why */
+    o.have_device = 0;
+    snprintf(o.no_device_reason, sizeof o.no_device_reason, "no CUDA device (test)");
+    ck_assert_int_eq(mmp_runner_run(&r, &c, 1, &o, NULL, NULL), MMP_STATUS_OK);
+    ck_assert_int_eq(r.verdict, MMP_VERDICT_SKIP);
+    ck_assert_str_eq(r.message, "no CUDA device (test)");
+}
+END_TEST
+
+START_TEST(test_check_desc_null)
+{
+    ck_assert_int_eq(mmp_plugin_check_desc(NULL), MMP_STATUS_INVALID);
+    ck_assert_str_eq(mmp_error_last(), "NULL descriptor");
+}
+END_TEST
+
+static Suite *plugin_suite(void)
+{
+    Suite *s = suite_create("plugin");
+    TCase *tc = tcase_create("plugin");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_bad_plugin, 0, (int)(sizeof bad / sizeof bad[0]));
+    tcase_add_test(tc, test_not_a_library);
+    tcase_add_test(tc, test_good_plugin_passes);
+    tcase_add_test(tc, test_wild_plugin_kernel);
+    tcase_add_test(tc, test_device_too_old);
+    tcase_add_test(tc, test_check_desc_null);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+MMP_CHECK_MAIN(plugin_suite)

@@ -1,0 +1,422 @@
+/* check_ref_round.c — reference/ref_round.h (the __host__ __device__ format functions the device
+ * reference decides with) against format.c and against the original host-only decision code
+ * (kept below as the oracle), on every format, every rounding mode, with and without
+ * satfinite, over random values, subnormals, midpoints, the overflow threshold and specials.
+ *
+ * The host model of the device path's version 2 (ref_v2_host.c: its per-element functions,
+ * plan, lists and bounds on the CPU) agrees bit for bit with pure MPFR on random, wide,
+ * cancelling, special-value and far-entry problems, every output format, alpha and beta C.
+ * Also: problems with entries far below their row/column maximum (prob_far) drive the certified
+ * CPU path into both remainder modes (bound and exact lists), and it agrees with pure MPFR there.
+ *
+ *   build/suites/check_ref_round            (ctest -L cpu; MMP_SEED=n to reproduce)
+ */
+#include "tests/check_main.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "mmaprobe/format.h"
+#include "mmaprobe/reference.h"
+#include "reference/ref_round.h"
+#include "reference/ref_v2.h"
+#include "tests/lib/ref_testgen.h"
+
+/* ---- the oracle: ref_common.c's decision code before it moved to ref_round.h ---- */
+
+static double old_round_ne(double x, mmp_format f)
+{
+    if (f == MMP_FORMAT_FP64) return x;
+    if (f == MMP_FORMAT_FP32) return (double)(float)x;
+    return mmp_format_round(x, f, MMP_ROUND_NEAREST_EVEN, 0);
+}
+
+static int old_same(double x, double y) { return (isnan(x) && isnan(y)) || (x == y && signbit(x) == signbit(y)); }
+
+static int old_is_boundary(double a, mmp_format f, const mmp_format_info *fi)
+{
+    if (a > fi->max_finite) {
+        double pred = mmp_format_round(nextafter(fi->max_finite, 0.0), f, MMP_ROUND_DOWN, 1);
+        return a == fi->max_finite + (fi->max_finite - pred) / 2;
+    }
+    double lo = mmp_format_round(a, f, MMP_ROUND_DOWN, 1), hi = mmp_format_round(a, f, MMP_ROUND_UP, 1);
+    if (lo == hi) return 0;
+    return a - lo == hi - a;
+}
+
+static double old_round_out(double d64, int ternary, mmp_format f)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    if (ternary == 0 || !isfinite(d64) || f == MMP_FORMAT_FP64 || !fi->is_float) return old_round_ne(d64, f);
+    double nb = nextafter(d64, ternary > 0 ? -INFINITY : INFINITY);
+    double r0 = old_round_ne(d64, f), r1 = old_round_ne(nb, f);
+    if (old_same(r0, r1)) return r0;
+    return old_is_boundary(fabs(d64), f, fi) ? r1 : r0;
+}
+
+static int old_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    if (!fi || !(E >= 0.0) || isinf(E)) return 0;
+    double a = fabs(sh);
+    if (!(a >= 0x1p-960 && a <= 0x1p1000)) return 0;
+    if (E == 0.0 && fi->is_float) {
+        *d64 = sh;
+        *dout = old_round_out(sh, sl > 0 ? -1 : (sl < 0 ? 1 : 0), f);
+        return 1;
+    }
+    double W = E == 0.0 ? fabs(sl) : (fabs(sl) + E) * (1.0 + 0x1p-50);
+    double hu_up = (nextafter(sh, INFINITY) - sh) * 0.5, hu_dn = (sh - nextafter(sh, -INFINITY)) * 0.5;
+    if (!(W < hu_up && W < hu_dn)) return 0;
+    double lo = W == 0.0 ? sh : nextafter(sh - W, -INFINITY), hi = W == 0.0 ? sh : nextafter(sh + W, INFINITY);
+    if (fi->is_float) {
+        double r0 = old_round_ne(lo, f), r1 = old_round_ne(hi, f);
+        if (!old_same(r0, r1)) return 0;
+        *d64 = sh; *dout = r0;
+        return 1;
+    }
+    double n0 = nearbyint(lo), n1 = nearbyint(hi);
+    if (n0 != n1) return 0;
+    *d64 = sh;
+    *dout = mmp_format_round(n0, f, MMP_ROUND_NEAREST_EVEN, 0);
+    return 1;
+}
+
+/* ---- interesting doubles for format f ---- */
+
+/* A value near f's range: random magnitudes across (and a little beyond) its exponents,
+ * values of f and their midpoints (+- one double), max, the overflow threshold, specials. */
+static double probe_value(const mmp_format_info *fi)
+{
+    int lo = fi->is_float ? fi->emin - fi->precision - 3 : -3, hi = fi->is_float ? fi->emax + 2 : 36;
+    if (fi->format == MMP_FORMAT_FP64) { lo = -1080; hi = 1024; }
+    double x;
+    switch (rnd64() % 8) {
+    case 0: case 1: case 2:
+        x = ldexp(0.5 + 0.5 * urand(), lo + (int)(urand() * (hi - lo + 1)));
+        break;
+    case 3: case 4: {   /* a value of f, a midpoint, or one double beside them */
+        double v = ldexp(0.5 + 0.5 * urand(), lo + (int)(urand() * (hi - lo + 1)));
+        double a = mmp_format_round(v, fi->format, MMP_ROUND_DOWN, 1);
+        double b = mmp_format_round(v, fi->format, MMP_ROUND_UP, 1);
+        x = rnd64() % 2 ? a : a + (b - a) / 2;
+        int nudge = (int)(rnd64() % 3) - 1;
+        if (nudge) x = nextafter(x, nudge * INFINITY);
+        break;
+    }
+    case 5: {   /* around max and the overflow threshold */
+        double ulp = fi->is_float ? fi->max_finite - mmp_format_round(nextafter(fi->max_finite, 0), fi->format, MMP_ROUND_DOWN, 1) : 1.0;
+        double pts[] = {fi->max_finite, fi->max_finite + ulp / 2, fi->max_finite + ulp, fi->max_finite - ulp / 2};
+        x = pts[rnd64() % 4];
+        int nudge = (int)(rnd64() % 3) - 1;
+        if (nudge) x = nextafter(x, nudge * INFINITY);
+        break;
+    }
+    case 6: {   /* around the smallest subnormal and normal */
+        double pts[] = {fi->min_subnormal, fi->min_subnormal / 2, fi->min_normal, fi->min_subnormal * 1.5, 0.0};
+        x = pts[rnd64() % 5];
+        int nudge = (int)(rnd64() % 3) - 1;
+        if (nudge) x = nextafter(x, nudge * INFINITY);
+        break;
+    }
+    default: {
+        double pts[] = {NAN, INFINITY, 0.0, 1.0, 0.5, 2.5, 3.5, 1e300, 1024.0};
+        x = pts[rnd64() % 9];
+        break;
+    }
+    }
+    return rnd64() % 2 ? -x : x;
+}
+
+START_TEST(decode_matches_format)
+{
+    ref_fmt f;
+    ck_assert(ref_fmt_init(&f, (mmp_format)_i));
+    const mmp_format_info *fi = mmp_format_get_info((mmp_format)_i);
+    int64_t count = fi->storage_bits <= 16 ? (int64_t)1 << fi->storage_bits : 200000;
+    for (int64_t t = 0; t < count; t++) {
+        uint64_t bits = fi->storage_bits <= 16 ? (uint64_t)t : rnd64();
+        if (fi->storage_bits == 32) bits &= 0xffffffffu;
+        if (fi->format == MMP_FORMAT_TF32) bits &= ~0x1fffull;
+        double want = mmp_format_decode(bits, (mmp_format)_i), got = ref_fmt_decode(bits, &f);
+        ck_assert_msg(same_bits(want, got) || (isnan(want) && isnan(got)), "%s bits %llx: %a vs %a",
+                      fi->name, (unsigned long long)bits, want, got);
+    }
+    unsigned char buf[64];
+    for (size_t t = 0; t < sizeof buf; t++) buf[t] = (unsigned char)rnd64();
+    size_t n = sizeof buf * 8 / (size_t)fi->storage_bits;
+    for (size_t t = 0; t < n; t++)
+        ck_assert(same_bits(mmp_format_load(buf, t, (mmp_format)_i), ref_fmt_load(buf, t, &f)));
+}
+END_TEST
+
+START_TEST(round_matches_format)
+{
+    rs = mmp_check_seed * 6364136223846793005ull + (uint64_t)_i * 977 + 1;
+    ref_fmt f;
+    ck_assert(ref_fmt_init(&f, (mmp_format)_i));
+    const mmp_format_info *fi = mmp_format_get_info((mmp_format)_i);
+    for (int t = 0; t < 60000; t++) {
+        double x = probe_value(fi);
+        for (int rnd = 0; rnd < 4; rnd++)
+            for (int sat = 0; sat < 2; sat++) {
+                double want = mmp_format_round(x, (mmp_format)_i, (mmp_round)rnd, sat);
+                double got = ref_fmt_round(x, &f, rnd, sat);
+                ck_assert_msg(same_bits(want, got), "%s round(%a, mode %d, sat %d): format.c %a, ref_round.h %a",
+                              fi->name, x, rnd, sat, want, got);
+            }
+        if (fi->is_float) {   /* the fp32 shortcut equals the general rounding */
+            double want = mmp_format_round(x, (mmp_format)_i, MMP_ROUND_NEAREST_EVEN, 0);
+            ck_assert_msg(same_bits(want, ref_round_ne(x, &f)), "%s ne(%a)", fi->name, x);
+        }
+    }
+}
+END_TEST
+
+START_TEST(round_out_matches_oracle)
+{
+    rs = mmp_check_seed * 2862933555777941757ull + (uint64_t)_i * 31 + 7;
+    ref_fmt f;
+    ck_assert(ref_fmt_init(&f, (mmp_format)_i));
+    const mmp_format_info *fi = mmp_format_get_info((mmp_format)_i);
+    for (int t = 0; t < 60000; t++) {
+        double x = probe_value(fi);
+        int tern = (int)(rnd64() % 3) - 1;
+        double want = old_round_out(x, tern, (mmp_format)_i), got = ref_round_out_hd(x, tern, &f);
+        ck_assert_msg(same_bits(want, got), "%s round_out(%a, %d): %a vs %a", fi->name, x, tern, want, got);
+    }
+}
+END_TEST
+
+START_TEST(decide_matches_oracle)
+{
+    rs = mmp_check_seed * 3935559000370003845ull + (uint64_t)_i * 131 + 5;
+    ref_fmt f;
+    ck_assert(ref_fmt_init(&f, (mmp_format)_i));
+    const mmp_format_info *fi = mmp_format_get_info((mmp_format)_i);
+    int64_t decided = 0, undecided = 0;
+    for (int t = 0; t < 100000; t++) {
+        double sh = probe_value(fi);
+        if (rnd64() % 8 == 0) sh = ldexp(0.5 + 0.5 * urand(), -1000 + (int)(rnd64() % 2040));
+        double ulp = isfinite(sh) ? nextafter(fabs(sh), INFINITY) - fabs(sh) : 1.0;
+        double sl = 0, E = 0;
+        switch (rnd64() % 5) {   /* exact, inexact and certain, near the edge, unknown */
+        case 0: break;
+        case 1: sl = (urand() - 0.5) * ulp; break;
+        case 2: sl = (urand() - 0.5) * ulp; E = urand() * ulp * 0x1p-20; break;
+        case 3: sl = (urand() - 0.5) * ulp; E = urand() * ulp * 0.5; break;
+        default: E = rnd64() % 2 ? INFINITY : NAN; break;
+        }
+        double w64 = 0, wout = 0, g64 = 0, gout = 0;
+        int want = old_decide(&w64, &wout, sh, sl, E, (mmp_format)_i);
+        int got = ref_decide_hd(&g64, &gout, sh, sl, E, &f);
+        ck_assert_msg(want == got, "%s decide(%a, %a, %a): %d vs %d", fi->name, sh, sl, E, want, got);
+        if (want) ck_assert_msg(same_bits(w64, g64) && same_bits(wout, gout), "%s decide(%a, %a, %a): %a/%a vs %a/%a",
+                                fi->name, sh, sl, E, w64, wout, g64, gout);
+        decided += want;
+        undecided += !want;
+    }
+    ck_assert(decided > 10000 && undecided > 10000);   /* both outcomes exercised */
+}
+END_TEST
+
+START_TEST(entry_points_agree)
+{
+    /* ref_decide and mmp_ref_round_out (host) are ref_round.h's functions */
+    ck_assert(isnan(mmp_ref_round_out(1.0, 0, (mmp_format)99)));
+    double d = 0, o = 0;
+    ck_assert_int_eq(ref_decide(&d, &o, 1.0, 0.0, 0.0, (mmp_format)99), 0);
+    ck_assert_int_eq(ref_decide(&d, &o, 1.0, 0x1p-60, 0.0, MMP_FORMAT_BF16), 1);
+    ck_assert(d == 1.0 && o == 1.0);
+    /* 1 + 2^-8 is a bf16 midpoint: just above it rounds up, at it to even (down) */
+    ck_assert(mmp_ref_round_out(1.0 + 0x1p-8, -1, MMP_FORMAT_BF16) == 1.0 + 0x1p-7);
+    ck_assert(mmp_ref_round_out(1.0 + 0x1p-8, 0, MMP_FORMAT_BF16) == 1.0);
+    ck_assert(mmp_ref_round_out(1.0 + 0x1p-8, 1, MMP_FORMAT_BF16) == 1.0);
+}
+END_TEST
+
+/* the certified CPU path in both remainder modes, against MPFR, with alpha, beta C and outputs
+ * of several formats (check_gpu_reference runs the same problems on the device paths) */
+START_TEST(far_entries_both_modes)
+{
+    static const mmp_format ins[] = {MMP_FORMAT_FP32, MMP_FORMAT_BF16, MMP_FORMAT_FP16};
+    static const mmp_format outs[] = {MMP_FORMAT_FP32, MMP_FORMAT_BF16, MMP_FORMAT_E4M3, MMP_FORMAT_INT8};
+    rs = mmp_check_seed * 7046029254386353131ull + (uint64_t)_i * 17 + 9;
+    for (int v = 0; v < 2; v++) {
+        mmp_format fi = ins[_i % 3], fo = outs[(_i + v) % 4];
+        prob p;
+        int64_t m = 20 + (int64_t)(rnd64() % 20) * 2, n = 18 + (int64_t)(rnd64() % 20) * 2, k = 40 + (int64_t)(rnd64() % 200);
+        prob_make(&p, fi, fi, fo, fo, m, n, k, (int)(rnd64() % 8), (int)(rnd64() % 2), v ? 3.0 : 1.0, v ? 0.1 : 0.0,
+                  GEN_RANDOM);
+        prob_far(&p, v == 0 ? 0.25 : 0.01);
+        mmp_ref_options o;
+        mmp_ref_options_init(&o);
+        mmp_ref_result rc, rm;
+        mmp_ref_result_init(&rc);
+        mmp_ref_result_init(&rm);
+        ck_assert(mmp_ref_gemm(&rc, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
+        o.path = MMP_REF_PATH_MPFR;
+        ck_assert(mmp_ref_gemm(&rm, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
+        if (v == 0 && fi == MMP_FORMAT_FP32)   /* a quarter of the entries keep remainders: bound */
+            ck_assert_msg(!rc.split.sparse && rc.split.n_remainders > 0, "fp32 far 1/4: sparse %d, %lld remainders",
+                          rc.split.sparse, (long long)rc.split.n_remainders);
+        if (v == 1)   /* one in a hundred: exact lists */
+            ck_assert_msg(rc.split.sparse, "far 1/100: bound mode with %lld remainders", (long long)rc.split.n_remainders);
+        for (int64_t x = 0; x < m * n; x++)
+            ck_assert_msg(same_bits(rc.d64[x], rm.d64[x]) && same_bits(rc.dout[x], rm.dout[x]),
+                          "%s->%s far v%d (%lld,%lld): certified %a/%a mpfr %a/%a", mmp_format_name(fi),
+                          mmp_format_name(fo), v, (long long)(x / n), (long long)(x % n), rc.d64[x], rc.dout[x],
+                          rm.d64[x], rm.dout[x]);
+        mmp_ref_result_clear(&rc);
+        mmp_ref_result_clear(&rm);
+        prob_free(&p);
+    }
+}
+END_TEST
+
+/* The host model of version 2 against pure MPFR: every element, d64 and dout; and the plan
+ * (slices, mode) equal to the CPU certified path's (version 1's rules). */
+static void v2_model_agrees(mmp_format fa, mmp_format fb, mmp_format fc, mmp_format fd, gen_kind kind, double far,
+                            double alpha, double beta)
+{
+    int64_t m = 12 + (int64_t)(rnd64() % 20) * 2, n = 10 + (int64_t)(rnd64() % 20) * 2;
+    int64_t k = 2 + (int64_t)(rnd64() % 150);
+    prob p;
+    prob_make(&p, fa, fb, fc, fd, m, n, k, (int)(rnd64() % 8), (int)(rnd64() % 2), alpha, beta, kind);
+    if (far > 0) prob_far(&p, far);
+    mmp_ref_options o;
+    mmp_ref_options_init(&o);
+    o.want_absbound = 1;
+    mmp_ref_result rv, rm, rc;
+    mmp_ref_result_init(&rv); mmp_ref_result_init(&rm); mmp_ref_result_init(&rc);
+    ck_assert_msg(ref_v2_host_run(&rv, p.a, p.b, p.c, &p.g, &o, 2) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert(mmp_ref_gemm(&rc, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
+    o.path = MMP_REF_PATH_MPFR;
+    o.want_absbound = 0;
+    ck_assert(mmp_ref_gemm(&rm, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
+    if (!rc.is_integer)
+        ck_assert_msg(rv.slices_a == rc.slices_a && rv.slices_b == rc.slices_b && rv.split.sparse == rc.split.sparse &&
+                      rv.split.n_remainders == rc.split.n_remainders, "plan: v2 %dx%d sparse %d (%lld) cpu %dx%d sparse %d (%lld)",
+                      rv.slices_a, rv.slices_b, rv.split.sparse, (long long)rv.split.n_remainders, rc.slices_a,
+                      rc.slices_b, rc.split.sparse, (long long)rc.split.n_remainders);
+    for (int64_t x = 0; x < m * n; x++) {
+        ck_assert_msg(same_bits(rv.d64[x], rm.d64[x]) && same_bits(rv.dout[x], rm.dout[x]),
+                      "%s*%s+%s->%s kind %d far %g alpha %g beta %g %lldx%lldx%lld (%lld,%lld): v2 model %a/%a mpfr %a/%a",
+                      mmp_format_name(fa), mmp_format_name(fb), mmp_format_name(fc), mmp_format_name(fd), (int)kind, far,
+                      alpha, beta, (long long)m, (long long)n, (long long)k, (long long)(x / n), (long long)(x % n),
+                      rv.d64[x], rv.dout[x], rm.d64[x], rm.dout[x]);
+        double a = rv.absbound[x], b = rc.absbound[x], tol = 16.0 * (double)k * 0x1p-53 * fmax(a, b) + 0x1p-1000;
+        ck_assert_msg((!isfinite(a) && !isfinite(b)) || a == b || fabs(a - b) <= tol, "absbound %a vs %a", a, b);
+    }
+    mmp_ref_result_clear(&rv); mmp_ref_result_clear(&rm); mmp_ref_result_clear(&rc);
+    prob_free(&p);
+}
+
+static const struct { mmp_format a, b, c, d; } v2_combos[] = {
+    {MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32},
+    {MMP_FORMAT_FP16, MMP_FORMAT_FP16, MMP_FORMAT_FP32, MMP_FORMAT_FP16},
+    {MMP_FORMAT_BF16, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_BF16},
+    {MMP_FORMAT_E4M3, MMP_FORMAT_E5M2, MMP_FORMAT_FP16, MMP_FORMAT_E4M3},
+    {MMP_FORMAT_TF32, MMP_FORMAT_TF32, MMP_FORMAT_FP32, MMP_FORMAT_FP32},
+    {MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64},
+    {MMP_FORMAT_INT8, MMP_FORMAT_INT8, MMP_FORMAT_INT32, MMP_FORMAT_FP32},   /* alpha 0.75: not integer */
+};
+enum { N_V2_COMBOS = sizeof v2_combos / sizeof v2_combos[0] };
+
+START_TEST(v2_model_every_kind)
+{
+    rs = mmp_check_seed * 1442695040888963407ull + (uint64_t)_i * 7919 + 11;
+    static const double alphas[] = {1.0, -0.75, 3.0}, betas[] = {0.0, 1.0, 0.1};
+    for (int kind = GEN_RANDOM; kind <= GEN_SPECIAL; kind++)
+        for (int v = 0; v < 3; v++)
+            v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, (gen_kind)kind, 0.0,
+                            v2_combos[_i].a == MMP_FORMAT_INT8 ? 0.75 : alphas[v], betas[v]);
+    v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, GEN_RANDOM, 0.25, -0.75, 1.0);
+    v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, GEN_RANDOM, 0.01, 3.0, 0.1);
+}
+END_TEST
+
+/* every output format (C in it too: integer C, packed int4), fp32 and bf16 inputs */
+START_TEST(v2_model_every_output)
+{
+    rs = mmp_check_seed * 6364136223846793005ull + (uint64_t)_i * 104729 + 13;
+    mmp_format fd = (mmp_format)_i;
+    v2_model_agrees(MMP_FORMAT_FP32, MMP_FORMAT_FP32, fd, fd, GEN_RANDOM, 0.0, 2.0, 1.0);
+    v2_model_agrees(MMP_FORMAT_BF16, MMP_FORMAT_BF16, fd, fd, GEN_RANDOM, 0.25, -0.75, 0.5);
+    v2_model_agrees(MMP_FORMAT_FP16, MMP_FORMAT_FP16, fd, fd, GEN_WIDE, 0.0, 1.0, -1.0);
+}
+END_TEST
+
+/* X = t u where t, u are far below their row's and column's maximum (whose partners are 0):
+ * the slice products miss rA u + t rB - rA rB, so every remainder term, the cross term rA rB
+ * included, must be right for d64 = t u (exact: 24 + 24 bits). */
+START_TEST(v2_model_remainder_cross_term)
+{
+    rs = mmp_check_seed * 9 + 1;
+    enum { M = 3, N = 4, K = 3 };
+    float a[M * K], b[K * N];
+    double want[M * N];
+    cross_term_fill(a, b, M, N);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) want[i * N + j] = (double)a[i * K + 2] * (double)b[2 * N + j];
+    mmp_gemm g;
+    mmp_gemm_init(&g, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, M, N, K);
+    mmp_ref_options o;
+    mmp_ref_options_init(&o);
+    for (int path = 0; path < 2; path++) {
+        mmp_ref_result r;
+        mmp_ref_result_init(&r);
+        ck_assert(path ? ref_v2_host_run(&r, a, b, NULL, &g, &o, 1) == MMP_STATUS_OK
+                       : mmp_ref_gemm(&r, a, b, NULL, &g, &o) == MMP_STATUS_OK);
+        ck_assert_msg(r.split.sparse && r.split.n_remainders > 0, "path %d: sparse %d, %lld remainders", path,
+                      r.split.sparse, (long long)r.split.n_remainders);
+        ck_assert_int_eq(r.n_mpfr, 0);
+        for (int x = 0; x < M * N; x++)
+            ck_assert_msg(r.d64[x] == want[x] && r.dout[x] == (double)(float)want[x], "path %d (%d,%d): %a want %a",
+                          path, x / N, x % N, r.d64[x], want[x]);
+        mmp_ref_result_clear(&r);
+    }
+}
+END_TEST
+
+/* the device path's background first touch of its result arrays: every page written, within
+ * the arrays only (ASan catches a stray byte), NULL arrays skipped */
+START_TEST(prefault_touches_pages)
+{
+    size_t n0 = ((size_t)9 << 20) + 123, n1 = 5000, n2 = ((size_t)8 << 20) + 4096;
+    char *p0 = ref_big_alloc(n0, 0), *p1 = malloc(n1), *p2 = ref_big_alloc(n2, 0);
+    ck_assert(p0 && p1 && p2);
+    memset(p1, 7, n1);
+    for (size_t x = 0; x < n2; x += 4096) p2[x] = 7;
+    void *h = ref_prefault_start(p0, n0, p1, n1, NULL, 0, 3);
+    ref_prefault_join(h);
+    for (size_t x = 0; x < n0; x += 4096) ck_assert_int_eq(p0[x], 0);
+    ck_assert_int_eq(p1[0], 0);
+    ck_assert_int_eq(p1[4096], 0);
+    ck_assert_int_eq(p1[1], 7);
+    ref_prefault_join(ref_prefault_start(NULL, 0, NULL, 0, p2, n2, 1));
+    for (size_t x = 0; x < n2; x += 4096) ck_assert_int_eq(p2[x], 0);
+    ref_big_free(p0); free(p1); ref_big_free(p2);
+}
+END_TEST
+
+static Suite *ref_round_suite(void)
+{
+    Suite *s = suite_create("ref_round");
+    TCase *t = tcase_create("ref_round.h matches format.c and the host decisions");
+    tcase_set_timeout(t, 120);
+    tcase_add_loop_test(t, decode_matches_format, 0, MMP_FORMAT_COUNT_);
+    tcase_add_loop_test(t, round_matches_format, 0, MMP_FORMAT_COUNT_);
+    tcase_add_loop_test(t, round_out_matches_oracle, 0, MMP_FORMAT_COUNT_);
+    tcase_add_loop_test(t, decide_matches_oracle, 0, MMP_FORMAT_COUNT_);
+    tcase_add_test(t, entry_points_agree);
+    tcase_add_loop_test(t, far_entries_both_modes, 0, 6);
+    tcase_add_loop_test(t, v2_model_every_kind, 0, N_V2_COMBOS);
+    tcase_add_loop_test(t, v2_model_every_output, 0, MMP_FORMAT_COUNT_);
+    tcase_add_test(t, v2_model_remainder_cross_term);
+    tcase_add_test(t, prefault_touches_pages);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+MMP_CHECK_MAIN(ref_round_suite)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# tests/render_committed.sh MMAPROBE — CI test: render the committed H200 run documents
+# (results/h200/) in all four formats with the built mmaprobe, on a machine without a GPU;
+# the JUnit file must validate against reports/schema/junit-10.xsd (xmllint), the HTML must
+# hold the per-failure heatmaps (inline SVG) and the text the environment header.
+set -euo pipefail
+mmp=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+xz -dc "$root/results/h200/validate/all-smoke.json.xz" >"$tmp/smoke.json"
+cp "$root/results/h200/probe/probe.json" "$tmp/probe.json"
+for doc in smoke probe; do
+  for f in text md junit html; do
+    "$mmp" report "$tmp/$doc.json" --format $f -o "$tmp/$doc.$f"
+    [ -s "$tmp/$doc.$f" ] || { echo "FAIL: $doc.$f is empty"; exit 1; }
+  done
+done
+grep -q "NVIDIA H200" "$tmp/smoke.text" || { echo "FAIL: no environment header in the text report"; exit 1; }
+grep -q "<svg" "$tmp/smoke.html" || { echo "FAIL: no inline SVG in the HTML report"; exit 1; }
+grep -q "cublaslt_e5m2_e4m3_f32" "$tmp/smoke.md" || { echo "FAIL: the recorded failures are missing from the Markdown"; exit 1; }
+if command -v xmllint >/dev/null; then
+  xmllint --noout --schema "$root/reports/schema/junit-10.xsd" "$tmp/smoke.junit"
+else
+  echo "xmllint not installed: JUnit checked for well-formed testcases only"
+  grep -q "<testcase" "$tmp/smoke.junit"
+fi
+echo "rendered the committed H200 runs in 4 formats: OK"
