@@ -13,7 +13,7 @@
 #   3. The device path (version 2) against the CPU certified path, every element bit for bit, at 2048^3 or
 #      1024^3: fp32 (column-major, alpha -0.75, beta 0.5), bf16 -> bf16, e4m3 x e5m2 -> fp16,
 #      fp16 -> fp16 (alpha 2, beta -1).
-#   4. suites/check_gpu_reference (the Check suite: device versions 2 and 1 vs the CPU path on
+#   4. tests/check_gpu_reference (the Check suite: device versions 2 and 1 vs the CPU path on
 #      random, wide, cancelling, special-value and far-entry problems of every float format,
 #      every output format, and a remainder cross-term known answer).
 #   5. The CPU certified path at 2048^3 on this host, for comparison with the 2-core figure.
@@ -23,12 +23,13 @@
 # script's budget ($MMP_SCRIPT_BUDGET from run-all.sh).
 # budget-seconds: 240
 set -u
+. "$(dirname "$0")/lib.sh"
 budget=${MMP_SCRIPT_BUDGET:-150}
 t_start=$(date +%s)
 out=${OUT:-out}/reference
 mkdir -p "$out"
 bin=build-h200/bench_reference
-if [ ! -x "$bin" ]; then echo "20-reference: $bin missing: build first"; exit 0; fi
+mmp_need "$bin"
 core=${OPENBLAS_CORETYPE:-}
 if [ -z "$core" ]; then
     if grep -qw avx512f /proc/cpuinfo; then core=SkylakeX; elif grep -qw avx2 /proc/cpuinfo; then core=Haswell; fi
@@ -45,7 +46,7 @@ run() {   # name, timeout, args...
     rc=$?
     end=$(date +%s.%N)
     echo "20-reference: $name rc=$rc in $(awk "BEGIN{printf \"%.1f\", $end - $start}") s" | tee -a "$out/times.txt"
-    [ $rc -eq 0 ] || echo "20-reference: $name failed (rc $rc): see $out/$name.txt"
+    mmp_expect "$name (see $out/$name.txt)" $rc 0
     grep -E '^(certified|cublas dgemm|device|naive|sampled|compared|operands|# disagreements)|FAILED' "$out/$name.txt" || true
 }
 run gpu-fp32-8192 90 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
@@ -68,18 +69,22 @@ run cmp-bf16-2048 40 --gpu --compare-cpu --a bf16 --b bf16 --d bf16 --sizes 2048
 run cmp-fp8-1024 40 --gpu --compare-cpu --a e4m3 --b e5m2 --d fp16 --sizes 1024 --mpfr-rows 16 --mpfr-full-max 0
 run cmp-fp16-1024 40 --gpu --compare-cpu --a fp16 --b fp16 --d fp16 --alpha 2 --beta -1 --sizes 1024 --mpfr-rows 16 --mpfr-full-max 0
 left=$((budget - ($(date +%s) - t_start) - 5))
-if [ -x build-h200/suites/check_gpu_reference ] && [ "$left" -gt 20 ]; then
+if [ -x build-h200/tests/check_gpu_reference ] && [ "$left" -gt 20 ]; then
     lim=$(( left > 70 ? 60 : left - 10 ))
-    timeout "$lim" build-h200/suites/check_gpu_reference > "$out/check_gpu_reference.txt" 2>&1
-    echo "20-reference: check_gpu_reference rc=$? (0 pass, 1 fail, 77 skip, 124 timeout)" | tee -a "$out/times.txt"
+    timeout "$lim" build-h200/tests/check_gpu_reference > "$out/check_gpu_reference.txt" 2>&1
+    rc=$?
+    echo "20-reference: check_gpu_reference rc=$rc (0 pass, 1 fail, 77 skip, 124 timeout)" | tee -a "$out/times.txt"
+    mmp_expect check_gpu_reference $rc 0
     tail -3 "$out/check_gpu_reference.txt"
 fi
 run cpu-fp32-2048 40 --sizes 2048 --mpfr-rows 16 --mpfr-full-max 0
 fi
 left=$((budget - ($(date +%s) - t_start) - 5))
 if [ "$left" -gt 30 ]; then
-    timeout "$left" bash bench/bench_e2e.sh build-h200/mmaprobe cublas_bf16_f32 8192 "$out" 2>&1 | tail -14
+    timeout "$left" bash bench/bench_e2e.sh build-h200/mmaprobe cublas_bf16_f32 8192 "$out" > "$out/e2e.log" 2>&1
+    mmp_expect "bench_e2e 8192" $? 0
+    tail -14 "$out/e2e.log"
 else
     echo "20-reference: e2e 8192^3 skipped: budget spent"
 fi
-exit 0
+mmp_finish

@@ -14,13 +14,13 @@
 #   4. check_arith / check_sass / check_model_bound / check_model_vectors on this machine.
 # Lead: `tar -xzf h200-captures.tar.gz -C results/h200/captures/arith/` stores the real captures; then
 # check_arith's test_real_captures replays them in CI (0 mismatches required).
-# Fails soft: prints what failed and continues.
+# A failing step is a FAILED line and a non-zero exit (lib.sh); the other steps still run.
 # budget-seconds: 130
 set -u
 out=${OUT:-out}/probe
 mkdir -p "$out/captures"
 bin=build-h200/mmaprobe
-if [ ! -x "$bin" ]; then echo "30-probe: $bin missing: build first"; exit 0; fi
+mmp_need "$bin"
 export PATH=$PATH:/usr/local/cuda/bin
 command -v cuobjdump >/dev/null || echo "30-probe: cuobjdump not found: SASS names will read 'unknown'"
 
@@ -32,6 +32,7 @@ mkdir -p "$out/layout"
     --write-capture "$out/layout" --json "$out/probe.json" > "$out/probe.txt" 2> "$out/probe.err"
 rc=$?
 end=$(date +%s.%N)
+mmp_expect "probe (arith + layout)" $rc 0
 echo "30-probe: probe (arith + layout) rc=$rc in $(t "$start" "$end") s (goal < 60)" | tee "$out/probe.time"
 grep -E '^# arith:' "$out/probe.txt" | tee -a "$out/probe.time"
 grep -E '^==|hardware_path|replay:|overflow|chain_bits|ptx_isa' "$out/probe.txt" \
@@ -55,9 +56,13 @@ if command -v cuobjdump >/dev/null; then
 fi
 
 for s in check_arith check_sass check_model_bound check_model check_model_vectors; do
-    if [ -x "build-h200/suites/$s" ]; then
-        "build-h200/suites/$s" > "$out/$s.txt" 2>&1
-        echo "30-probe: $s rc=$? ($(grep -E '^[0-9]+%' "$out/$s.txt" | tail -1))"
+    if [ -x "build-h200/tests/$s" ]; then
+        "build-h200/tests/$s" > "$out/$s.txt" 2>&1
+        rc=$?
+        echo "30-probe: $s rc=$rc ($(grep -E '^[0-9]+%' "$out/$s.txt" | tail -1))"
+        mmp_expect "$s" $rc 0 77
+    else
+        mmp_failed_line "build-h200/tests/$s missing"
     fi
 done
-exit 0
+mmp_finish

@@ -19,6 +19,7 @@
 #   state and compute sections of one launch of each named kernel at N=4096 (why a kernel is slow)
 #   -> ncu-<kernel>.txt.
 set -u
+. "$(dirname "$0")/lib.sh"
 out=${OUT:-out}/kernels
 mkdir -p "$out"
 B=build-h200
@@ -33,34 +34,35 @@ if [ -n "${MMP_NCU_PROFILE:-}" ]; then
             --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
             --section LaunchStats "$B/bench_kernels" --filter "$k" --sizes 4096 --no-cublas --out /dev/null \
             > "$out/ncu-$k.txt" 2>&1
-        note "ncu profile of $k at N=4096: exit $? -> ncu-$k.txt"
+        rc=$?
+        mmp_expect "ncu $k" $rc 0
+        note "ncu profile of $k at N=4096: exit $rc -> ncu-$k.txt"
         grep -E "Compute \(SM\) Throughput|Memory Throughput|Duration|Stall|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc" \
             "$out/ncu-$k.txt" | head -20
     done
-    exit 0
+    mmp_finish
 fi
 
-if [ -x "$B/suites/check_kern16_maps" ]; then
-    "$B/suites/check_kern16_maps" > "$out/check_kern16_maps.txt" 2>&1 && note "check_kern16_maps: pass" \
-        || note "check_kern16_maps: FAIL (see $out/check_kern16_maps.txt)"
-else
-    note "$B/suites/check_kern16_maps missing"
-fi
+mmp_need "$B/tests/check_kern16_maps"
+"$B/tests/check_kern16_maps" > "$out/check_kern16_maps.txt" 2>&1
+mmp_expect "check_kern16_maps (see $out/check_kern16_maps.txt)" $? 0
 
 # bench_mma_peak first: short (about 15 s, killed at 40 s), so that bench_kernels' budget stays
 # the rest of this script's
 if [ -x "$B/bench_mma_peak" ]; then
     timeout 40 "$B/bench_mma_peak" --seconds 12 > "$out/mma_peak.txt" 2>&1
     rc=$?
+    mmp_expect bench_mma_peak $rc 0
     note "bench_mma_peak: exit $rc ($(grep -E '^ratio' "$out/mma_peak.txt" || echo 'no ratio line'))"
 else
-    note "$B/bench_mma_peak missing"
+    mmp_failed_line "$B/bench_mma_peak missing"
 fi
 
 if [ -x "$B/mmaprobe" ]; then
     timeout 45 "$B/mmaprobe" validate --suite kernels/wgmma_tma.suite --seed 42 -o "$out/wgmma_tma.json" \
         > "$out/wgmma_tma.txt" 2>&1
     rc=$?
+    mmp_expect "validate wgmma_tma.suite" $rc 0
     note "validate wgmma_tma.suite: exit $rc ($(grep -E '^[0-9]+ pass' "$out/wgmma_tma.txt" | tail -1))"
 fi
 
@@ -68,8 +70,10 @@ fi
 MMP_SASS_SUMMARY=${MMP_SASS_SUMMARY:-${OUT:-out}/10-validate/sass-summary.txt} \
     bash bench/bench_kernels.sh "$B" "$out" --budget $(( ${MMP_SCRIPT_BUDGET:-200} - 90 )) \
     --filter "${MMP_BENCH_FILTER:-fp16_*,bf16_*,fp8_*,int8_*,int4_*,wgmma_*}" ${MMP_BENCH_SIZES:+--sizes "$MMP_BENCH_SIZES"}
-note "bench_kernels.sh: exit $?"
+rc=$?
+mmp_expect bench_kernels.sh $rc 0
+note "bench_kernels.sh: exit $rc"
 
 [ -f "$out/kernels.md" ] && cat "$out/kernels.md"
 [ -f "$out/mma_peak.txt" ] && cat "$out/mma_peak.txt"
-exit 0
+mmp_finish

@@ -7,6 +7,7 @@
 #  3. mmaprobe validate over the integer kernels (exact int32 comparison), when the CLI has it.
 # budget-seconds: 30
 set -u
+. "$(dirname "$0")/lib.sh"
 OUT=${OUT:-out}
 dir="$OUT/kernint"
 mkdir -p "$dir"
@@ -15,7 +16,7 @@ note() { echo "41-kernint: $*" | tee -a "$dir/summary.txt"; }
 
 lib="$B/libmmp.a"
 if command -v cuobjdump >/dev/null && [ -f "$lib" ]; then
-    cuobjdump -sass "$lib" > "$dir/sass_all.txt" 2>&1 || note "cuobjdump failed"
+    cuobjdump -sass "$lib" > "$dir/sass_all.txt" 2>&1 || mmp_failed_line "cuobjdump -sass $lib"
     # per function: count of each tensor / dot-product opcode (IMMA.<shape>.<types>, IDP.4A, HMMA)
     awk '/Function :/ { fn = $3 }
          fn ~ /intk_kernel|int8_wmma|int4_wmma|int8_dp4a/ {
@@ -27,10 +28,11 @@ else
     note "no cuobjdump or no $lib: SASS column not produced"
 fi
 
-if [ -x "$B/suites/check_kernint_maps" ]; then
-    "$B/suites/check_kernint_maps" > "$dir/check_kernint_maps.txt" 2>&1 && note "check_kernint_maps: pass" \
-        || note "check_kernint_maps: FAIL (see $dir/check_kernint_maps.txt)"
-fi
+mmp_need "$B/tests/check_kernint_maps"
+"$B/tests/check_kernint_maps" > "$dir/check_kernint_maps.txt" 2>&1
+rc=$?
+note "check_kernint_maps: exit $rc (see $dir/check_kernint_maps.txt)"
+mmp_expect check_kernint_maps $rc 0
 
 # Validation of these kernels is in 10-validate.sh (every built-in kernel, smoke and edge).
-exit 0
+mmp_finish

@@ -7,6 +7,7 @@
 # adds Nsight Compute profiles.) Run from the repo root with build-h200/; writes $OUT/tune/.
 # budget-seconds: 200
 set -u
+. "$(dirname "$0")/lib.sh"
 [ -n "${MMP_TUNE_FILTER:-}" ] || { echo "45-tune: MMP_TUNE_FILTER unset, nothing to do"; exit 0; }
 out=${OUT:-out}/tune
 mkdir -p "$out"
@@ -20,12 +21,16 @@ for g in "${globs[@]}"; do
         tag=$suite-${g//[^a-z0-9_]/}
         timeout "$(( $(left) / 4 ))" "$B/mmaprobe" validate --suite $suite --filter "$g" --seed 42 \
             -o "$out/validate-$tag.json" > "$out/validate-$tag.txt" 2>&1
-        echo "45-tune: validate $suite '$g': exit $? ($(grep -E '^[0-9]+ pass' "$out/validate-$tag.txt" | tail -1))"
+        rc=$?
+        mmp_expect "validate $suite $g" $rc 0
+        echo "45-tune: validate $suite '$g': exit $rc ($(grep -E '^[0-9]+ pass' "$out/validate-$tag.txt" | tail -1))"
         grep -E "FAIL|ERROR|error" "$out/validate-$tag.txt" | head -5
     done
 done
 timeout "$(left)" "$B/bench_kernels" --filter "$MMP_TUNE_FILTER" --sizes "${MMP_TUNE_SIZES:-4096,8192}" \
     --budget "$(( $(left) - 10 ))" --out "$out/bench.md" > "$out/bench.log" 2>&1
-echo "45-tune: bench_kernels: exit $?"
+rc=$?
+mmp_expect bench_kernels $rc 0
+echo "45-tune: bench_kernels: exit $rc"
 [ -f "$out/bench.md" ] && sed -n '/Throughput/,$p' "$out/bench.md"
-exit 0
+mmp_finish

@@ -10,6 +10,7 @@
 #   memory-<filter>.{txt,json}  `--counters ncu`: Nsight Compute, as before
 # budget-seconds: 200
 set -u
+. "$(dirname "$0")/lib.sh"
 out=${OUT:-out}/memory
 mkdir -p "$out"
 bin=build-h200/mmaprobe
@@ -23,6 +24,7 @@ start=$(date +%s)
 timeout 100 "$bin" probe --memory --counters cupti --size 2048 \
     --json "$out/memory-cupti.json" > "$out/memory-cupti.txt" 2> "$out/memory-cupti.err"
 rc=$?
+mmp_expect "probe --memory --counters cupti" $rc 0
 cat "$out/memory-cupti.err" >> "$out/memory-cupti.txt"
 echo "60-memory: probe --memory --counters cupti (every kernel): exit $rc in $(( $(date +%s) - start ))s"
 grep -E "^memory measurement|--counters cupti|DISAGREE|disagree|wavefronts \(" "$out/memory-cupti.txt" | head -30
@@ -39,7 +41,9 @@ for f in "${filters[@]}"; do
     tag=${f//[*\[\]]/}
     timeout "$left" "$bin" probe --memory --counters ncu --filter "$f" --size 2048 --json "$out/memory-$tag.json" \
         > "$out/memory-$tag.txt" 2>&1
-    echo "60-memory: probe --memory --counters ncu --filter '$f': exit $? in $(( $(date +%s) - start ))s"
+    rc=$?
+    mmp_expect "probe --memory --counters ncu --filter $f" $rc 0
+    echo "60-memory: probe --memory --counters ncu --filter '$f': exit $rc in $(( $(date +%s) - start ))s"
     grep -E "^memory measurement|DISAGREE|agree|wavefronts \(|sectors \(" "$out/memory-$tag.txt" | head -40
 done
-exit 0
+mmp_finish

@@ -11,6 +11,7 @@
 #     racecheck directly: their raw output is what tests/data/sanitizer-samples/ should hold.
 # budget-seconds: 540
 set -u
+. "$(dirname "$0")/lib.sh"
 budget=${MMP_SCRIPT_BUDGET:-540}
 t_start=$(date +%s)
 left() { echo $(( budget - ($(date +%s) - t_start) - 10 )); }
@@ -21,8 +22,8 @@ B=build-h200
 M="$B/mmaprobe"
 note() { echo "70-sanitize: $*" | tee -a "$dir/summary.txt"; }
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-[ -x "$CS" ] || { note "compute-sanitizer not found; nothing run"; exit 0; }
-[ -x "$M" ] || { note "no $M; nothing run"; exit 0; }
+mmp_need "$CS"
+mmp_need "$M"
 "$CS" --version > "$dir/version.txt" 2>&1
 
 # four tools share most of the budget; the raw mutant runs below get the rest
@@ -39,6 +40,7 @@ for tool in "${tools[@]}"; do
     timeout "$lim" "$M" validate --suite smoke --sanitize "$tool" --filter "$filt" -o "$dir/run-$tag.json" \
         > "$dir/validate-$tag.txt" 2>&1
     rc=$?
+    mmp_expect "validate --sanitize $tool --filter $filt" $rc 0
     note "validate --sanitize $tool --filter '$filt': exit $rc (limit ${lim} s; 124 = timed out, the partial JSON is kept)"
     grep -E "^sanitizer |sanitizer" "$dir/validate-$tag.txt" | tee -a "$dir/summary.txt" | head -50
   done
@@ -49,15 +51,18 @@ mut() { "$M" list --mutants --suite kernels/cuda_mutants.suite --filter "$1" 2>/
 for pair in "memcheck:past_tile" "memcheck:illegal_address" "racecheck:no_sync" "synccheck:no_sync"; do
     tool=${pair%%:*}; pat=${pair#*:}
     id=$(mut "cuda_mut_$pat/*")
-    [ -n "$id" ] || { note "no CUDA mutant matching cuda_mut_$pat"; continue; }
+    [ -n "$id" ] || { mmp_failed_line "no CUDA mutant matching cuda_mut_$pat"; continue; }
     name=$(echo "$id" | cut -d/ -f1)
     lim=$(( $(left) / 4 )); [ "$lim" -gt 10 ] || { note "raw $tool: skipped, budget spent"; continue; }
     timeout "$lim" "$CS" --tool "$tool" --error-exitcode 99 "$M" validate --mutants --suite kernels/cuda_mutants.suite --no-isolate \
         --filter "$id" -o "$dir/raw-$name.json" > "$dir/raw-$tool-$name.txt" 2>&1
-    note "raw $tool on $id: exit $? -> raw-$tool-$name.txt"
+    rc=$?
+    mmp_expect "raw $tool on $id (the tool must report: 99)" $rc 99
+    note "raw $tool on $id: exit $rc -> raw-$tool-$name.txt"
 done
 # a clean sample: the smallest smoke case of the first cuBLAS kernel
 id=$("$M" list --suite smoke --filter 'cublas*' 2>/dev/null | awk '/^  cublas/ {print $1; exit}')
 [ -n "$id" ] && timeout 300 "$CS" --tool memcheck --error-exitcode 99 "$M" validate --no-isolate \
-    --filter "$id" -o "$dir/raw-clean.json" > "$dir/raw-memcheck-clean.txt" 2>&1 && note "raw memcheck clean sample: ok"
-exit 0
+    --filter "$id" -o "$dir/raw-clean.json" > "$dir/raw-memcheck-clean.txt" 2>&1
+mmp_expect "raw memcheck clean sample $id" $? 0
+mmp_finish

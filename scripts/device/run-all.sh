@@ -99,7 +99,12 @@ for s in scripts/device/[0-9][0-9]-*.sh; do
   say "$name: exit $rc in ${dt}s (last lines of $name.log:)"
   tail -n 5 "$OUT/$name.log" | sed 's/^/    /'
   printf "%-28s %6s %8s %8s\n" "$name" "$rc" "$dt" "$b" >>"$summary"
-  [ $rc = 0 ] || status=1
+  # the steps that failed inside the script (scripts/device/lib.sh), each on a line
+  if [ -f "$OUT/$name.fail" ]; then
+    sed "s/^/    FAILED: /" "$OUT/$name.fail" >>"$summary"
+    rm -f "$OUT/$name.fail"
+  fi
+  [ $rc = 0 ] || { status=1; say "$name: FAILED (exit $rc)"; }
 done
 
 # Each script may append one-line findings to $OUT/<name>/summary.txt: gather them.
@@ -120,4 +125,5 @@ find "$OUT" -mindepth 2 -type f -size +20M ! -name '*.xz' -print -exec xz -T0 -6
 find "$OUT" -mindepth 1 -maxdepth 1 ! -name 'results.tar.xz.part-*' ! -name summary.txt ! -name run-all.log \
   -exec rm -rf {} +
 ls -la "$OUT"
+[ $status = 0 ] && say "every script passed" || say "SOME SCRIPTS FAILED: see summary.txt"
 exit $status
