@@ -68,6 +68,14 @@ void ref_mpfr_element(ref_mpfr_ws *w, const ref_data *d, int64_t i, int64_t j, d
 mmp_status ref_mpfr_list(mmp_ref_result *r, const ref_data *d, const int64_t *idx, int64_t count);
 mmp_status ref_mpfr_run(mmp_ref_result *r, const ref_data *d);
 
+/* ---- the exact evaluator (ref_exact.c): a long accumulator, no MPFR ---- */
+/* d64 = RN64(X), dout = RN_fmt(X) for element (i, j), exactly as ref_mpfr_element; returns 0
+ * (nothing written) for integer output formats. */
+int ref_exact_element(const ref_data *d, int64_t i, int64_t j, double *d64, double *dout);
+/* Decide the listed row-major elements into r (threads); the list keeps, in *count, only
+ * those it could not decide (for MPFR). n_exact and time.exact_s are updated. */
+mmp_status ref_exact_list(mmp_ref_result *r, const ref_data *d, int64_t *idx, int64_t *count);
+
 /* ---- certified paths (ref_certified.c: proof, split; ref_cert_finish.c: decisions) ---- */
 typedef struct ref_cert {
     const ref_data *d;

@@ -77,6 +77,7 @@ typedef struct mmp_ref_timing {
     double gemm_s;        /* slice GEMMs (DGEMM / cuBLAS) */
     double combine_s;     /* accurate combination, bound and decision */
     double mpfr_s;        /* MPFR recomputation (or the whole MPFR path) */
+    double exact_s;       /* the exact long-accumulator evaluator (undecided elements) */
     double total_s;
 } mmp_ref_timing;
 
@@ -89,6 +90,7 @@ typedef struct mmp_ref_result {
     int64_t *i64;             /* exact integer D (is_integer), else NULL */
     int is_integer;
     int64_t n_mpfr;           /* elements computed with MPFR (all of them on the MPFR path) */
+    int64_t n_exact;          /* elements the bound left open, decided by the exact evaluator */
     int64_t n_int32_overflow; /* integer path: exact D outside [-2^31, 2^31 - 1] */
     int64_t n_int64_overflow; /* integer path: exact D outside int64 (i64 saturated there) */
     int slices_a, slices_b;   /* certified paths: Ozaki slices used (0 otherwise) */

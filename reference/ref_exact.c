@@ -1,0 +1,311 @@
+/* ref_exact.c — the exact per-element evaluator: X = alpha (sum_k a_ik b_kj) + beta c_ij in a
+ * fixed-point long accumulator (Kulisch), then one rounding. It decides the elements the
+ * certified paths' bound leaves open, in place of MPFR, and agrees with ref_mpfr_element bit
+ * for bit (tests/check_ref_exact.c); MPFR stays the oracle and takes what this cannot
+ * (integer outputs, the integer path's i64).
+ *
+ * Why it is exact. Every binary64 value is m 2^e with an integer 0 <= m < 2^53 and
+ * -1074 <= e <= 971. A term alpha a b (or a b when alpha = 1) is then an integer of at most
+ * 159 bits times 2^(ea + eb + ealpha) with ea + eb + ealpha >= -3222; beta c is at most 106
+ * bits times 2^(>= -2148). The accumulator holds integers times 2^GRID_MIN (GRID_MIN = -3328)
+ * in two's complement over NLIMB 64-bit limbs (up to 2^3327): a term's top bit is below
+ * 2^(3 * 971 + 159) = 2^3072, and K <= 2^31 terms add at most 32 bits, so nothing overflows and
+ * every addition is exact. Rounding to binary64 (nearest even, subnormals and overflow
+ * included) reads the top 53 bits, the next bit and a sticky bit; the ternary value
+ * sign(d64 - X) is known from them, and mmp_ref_round_out turns (d64, ternary) into the output
+ * format's nearest value, as the MPFR path does.
+ * Special values follow MPFR's arithmetic: a NaN operand or 0 x Inf makes a NaN product; +Inf
+ * and -Inf products make NaN; alpha and beta c combine likewise. An exact zero sum is -0 only
+ * when every product is -0 (integer inputs: +0), as mpfr_sum does; the additions of alpha S
+ * and beta c give +0 on cancellation.
+ * Cost: a few nanoseconds per product and one pass per element: O(K), no allocation.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmaprobe/format.h"
+#include "ref_internal.h"
+
+#define GRID_MIN (-3328)
+#define NLIMB 104
+
+typedef struct {
+    uint64_t w[NLIMB];
+} longacc;
+
+/* |x| = m 2^e with an integer m < 2^53 (x finite). */
+static void decompose(double x, uint64_t *m, int *e)
+{
+    union { double d; uint64_t u; } v = {x};
+    uint64_t frac = v.u & ((1ull << 52) - 1);
+    int ex = (int)((v.u >> 52) & 0x7ff);
+    if (ex == 0) { *m = frac; *e = -1074; }
+    else { *m = frac | (1ull << 52); *e = ex - 1075; }
+}
+
+/* acc += sign * (v2 v1 v0) 2^(e - GRID_MIN), v < 2^192 */
+static void acc_add(longacc *a, int negative, uint64_t v0, uint64_t v1, uint64_t v2, int e)
+{
+    int off = e - GRID_MIN;
+    int q = off >> 6, s = off & 63;
+    uint64_t t[4];
+    if (s == 0) { t[0] = v0; t[1] = v1; t[2] = v2; t[3] = 0; }
+    else {
+        t[0] = v0 << s;
+        t[1] = (v1 << s) | (v0 >> (64 - s));
+        t[2] = (v2 << s) | (v1 >> (64 - s));
+        t[3] = v2 >> (64 - s);
+    }
+    if (!negative) {
+        unsigned __int128 c = 0;
+        int l = q;
+        for (int i = 0; i < 4 && l < NLIMB; i++, l++) {
+            c += (unsigned __int128)a->w[l] + t[i];
+            a->w[l] = (uint64_t)c;
+            c >>= 64;
+        }
+        for (; c && l < NLIMB; l++) { c += a->w[l]; a->w[l] = (uint64_t)c; c >>= 64; }
+    } else {
+        uint64_t borrow = 0;
+        int l = q;
+        for (int i = 0; i < 4 && l < NLIMB; i++, l++) {
+            uint64_t x = a->w[l], y = t[i];
+            uint64_t d = x - y - borrow;
+            borrow = (x < y) || (x - y < borrow);
+            a->w[l] = d;
+        }
+        for (; borrow && l < NLIMB; l++) { borrow = a->w[l] == 0; a->w[l]--; }
+    }
+}
+
+/* (x y) for x, y < 2^53 into two limbs; (x y) z into three. */
+static void mul2(uint64_t x, uint64_t y, uint64_t *p0, uint64_t *p1)
+{
+    unsigned __int128 p = (unsigned __int128)x * y;
+    *p0 = (uint64_t)p;
+    *p1 = (uint64_t)(p >> 64);
+}
+
+static void mul3(uint64_t x, uint64_t y, uint64_t z, uint64_t *p0, uint64_t *p1, uint64_t *p2)
+{
+    uint64_t a0, a1;
+    mul2(x, y, &a0, &a1);
+    unsigned __int128 lo = (unsigned __int128)a0 * z, hi = (unsigned __int128)a1 * z;
+    *p0 = (uint64_t)lo;
+    unsigned __int128 mid = (lo >> 64) + (uint64_t)hi;
+    *p1 = (uint64_t)mid;
+    *p2 = (uint64_t)(hi >> 64) + (uint64_t)(mid >> 64);
+}
+
+static int acc_bit(const longacc *a, int pos)   /* bit pos of the magnitude (0 below the grid) */
+{
+    if (pos < 0) return 0;
+    return (int)((a->w[pos >> 6] >> (pos & 63)) & 1);
+}
+
+static int acc_any_below(const longacc *a, int pos)   /* any bit set strictly below pos */
+{
+    if (pos <= 0) return 0;
+    int q = pos >> 6, s = pos & 63;
+    for (int l = 0; l < q; l++)
+        if (a->w[l]) return 1;
+    return s && (a->w[q] & ((1ull << s) - 1)) != 0;
+}
+
+/* RN64 of the accumulator's value (two's complement) and sign(d64 - X). 0 when X = 0. */
+static double acc_round(longacc *a, int *ternary, int *zero)
+{
+    int negative = (int)(a->w[NLIMB - 1] >> 63);
+    if (negative) {   /* magnitude: two's complement negation */
+        unsigned __int128 c = 1;
+        for (int l = 0; l < NLIMB; l++) {
+            c += (uint64_t)~a->w[l];
+            a->w[l] = (uint64_t)c;
+            c >>= 64;
+        }
+    }
+    int top = NLIMB - 1;
+    while (top >= 0 && a->w[top] == 0) top--;
+    *ternary = 0;
+    *zero = top < 0;
+    if (top < 0) return 0.0;
+    int msb = top * 64 + 63 - __builtin_clzll(a->w[top]);   /* bit index of the magnitude's top */
+    int e_msb = msb + GRID_MIN;
+    double mag;
+    int up = 0, inexact;
+    if (e_msb > 1023) {
+        mag = INFINITY;
+        inexact = 1;
+        up = 1;
+    } else {
+        int lsb_e = e_msb - 52 > -1074 ? e_msb - 52 : -1074;
+        int lsb = lsb_e - GRID_MIN;
+        uint64_t m = 0;
+        for (int p = msb; p >= lsb; p--) m = (m << 1) | (uint64_t)acc_bit(a, p);
+        int guard = acc_bit(a, lsb - 1), sticky = acc_any_below(a, lsb - 1);
+        inexact = guard || sticky;
+        if (guard && (sticky || (m & 1))) { m++; up = 1; }
+        mag = ldexp((double)m, lsb_e);   /* exact, or +Inf past the largest double */
+    }
+    if (inexact) *ternary = (up ? 1 : -1) * (negative ? -1 : 1);
+    return negative ? -mag : mag;
+}
+
+typedef enum { CLS_FINITE, CLS_PINF, CLS_NINF, CLS_NAN } cls;
+
+
+static cls cls_mul(double x, double y)   /* the class of x * y (MPFR's rules) */
+{
+    if (isnan(x) || isnan(y)) return CLS_NAN;
+    if (isinf(x) || isinf(y)) {
+        if (x == 0.0 || y == 0.0) return CLS_NAN;
+        return (signbit(x) != signbit(y)) ? CLS_NINF : CLS_PINF;
+    }
+    return CLS_FINITE;
+}
+
+static cls cls_add(cls x, cls y)
+{
+    if (x == CLS_NAN || y == CLS_NAN) return CLS_NAN;
+    if (x == CLS_FINITE) return y;
+    if (y == CLS_FINITE) return x;
+    return x == y ? x : CLS_NAN;
+}
+
+static cls cls_scale(double alpha, cls s, int s_is_zero)   /* alpha * S */
+{
+    if (isnan(alpha) || s == CLS_NAN) return CLS_NAN;
+    if (s == CLS_FINITE) {
+        if (!isinf(alpha)) return CLS_FINITE;
+        return s_is_zero ? CLS_NAN : CLS_FINITE;   /* finite nonzero S: the sign is decided below */
+    }
+    if (alpha == 0.0) return CLS_NAN;
+    return (signbit(alpha) != 0) == (s == CLS_NINF) ? CLS_PINF : CLS_NINF;
+}
+
+int ref_exact_element(const ref_data *d, int64_t i, int64_t j, double *d64, double *dout)
+{
+    const mmp_gemm *g = d->g;
+    if (!mmp_format_get_info(g->d)->is_float) return 0;
+    int64_t K = d->k;
+    const double *arow = d->a64 + i * K, *bcol = d->b64 + j * K;
+    int int_inputs = !mmp_format_get_info(g->a)->is_float && !mmp_format_get_info(g->b)->is_float;
+    double alpha = g->alpha;
+    int scaled = alpha != 1.0 || g->beta != 0.0, use_alpha = alpha != 1.0 && isfinite(alpha) && alpha != 0.0;
+    uint64_t ma = 0;
+    int ealpha = 0;
+    if (use_alpha) decompose(alpha, &ma, &ealpha);
+    longacc acc;
+    memset(&acc, 0, sizeof acc);
+    cls s = CLS_FINITE;
+    int all_neg_zero = K > 0;
+    for (int64_t k = 0; k < K; k++) {
+        double x = arow[k], y = bcol[k];
+        cls c = cls_mul(x, y);
+        if (c != CLS_FINITE) { s = cls_add(s, c); all_neg_zero = 0; continue; }
+        if (x == 0.0 || y == 0.0) {
+            if (int_inputs || signbit(x) == signbit(y)) all_neg_zero = 0;
+            continue;
+        }
+        all_neg_zero = 0;
+        if (s != CLS_FINITE) continue;   /* the value is no longer finite: skip the arithmetic */
+        uint64_t mx, my, p0, p1, p2 = 0;
+        int ex, ey;
+        decompose(x, &mx, &ex);
+        decompose(y, &my, &ey);
+        int neg = signbit(x) != signbit(y);
+        if (use_alpha) {
+            mul3(mx, my, ma, &p0, &p1, &p2);
+            neg ^= signbit(alpha) != 0;
+            acc_add(&acc, neg, p0, p1, p2, ex + ey + ealpha);
+        } else {
+            mul2(mx, my, &p0, &p1);
+            acc_add(&acc, neg, p0, p1, 0, ex + ey);
+        }
+    }
+    /* Is S an exact zero (and its sign: -0 only when every product is -0, as mpfr_sum), and
+     * S's sign otherwise (the accumulator holds alpha S when use_alpha). */
+    int s_zero = 0, acc_neg = 0;
+    if (s == CLS_FINITE) {
+        acc_neg = (int)(acc.w[NLIMB - 1] >> 63);   /* two's complement sign (S may round to -0) */
+        s_zero = 1;
+        for (int l = 0; l < NLIMB && s_zero; l++) s_zero = acc.w[l] == 0;
+    }
+    cls x = s;
+    int x_neg_zero = all_neg_zero;   /* X's sign when X is an exact zero */
+    if (scaled) {
+        x = cls_scale(alpha, s, s_zero);
+        int s_neg = s_zero ? all_neg_zero : (use_alpha ? acc_neg != (signbit(alpha) != 0) : acc_neg);
+        if (x == CLS_FINITE && isinf(alpha) && !s_zero)   /* Inf times a finite nonzero S */
+            x = (signbit(alpha) != 0) == s_neg ? CLS_PINF : CLS_NINF;
+        if (x == CLS_FINITE && alpha == 0.0) memset(&acc, 0, sizeof acc);   /* 0 S: a signed zero */
+        x_neg_zero = s_neg != (signbit(alpha) != 0);   /* sign of alpha S (used when it is 0) */
+        if (g->beta != 0.0) {
+            double c = d->c64[i * d->n + j], beta = g->beta;
+            x = cls_add(x, cls_mul(beta, c));
+            if (x == CLS_FINITE) {
+                if (c == 0.0) {
+                    x_neg_zero = x_neg_zero && (signbit(beta) != signbit(c));   /* +0 unless both -0 */
+                } else {
+                    uint64_t mb, mc, p0, p1;
+                    int eb, ec;
+                    decompose(beta, &mb, &eb);
+                    decompose(c, &mc, &ec);
+                    mul2(mb, mc, &p0, &p1);
+                    acc_add(&acc, signbit(beta) != signbit(c), p0, p1, 0, eb + ec);
+                    x_neg_zero = 0;   /* a nonzero term: a sum that cancels is +0 */
+                }
+            }
+        }
+    }
+    double r;
+    int t = 0;
+    if (x != CLS_FINITE) r = x == CLS_NAN ? NAN : (x == CLS_PINF ? INFINITY : -INFINITY);
+    else {
+        int z;
+        r = acc_round(&acc, &t, &z);
+        if (z) r = x_neg_zero ? -0.0 : 0.0;
+    }
+    *d64 = r;
+    *dout = mmp_ref_round_out(r, t, g->d);
+    return 1;
+}
+
+typedef struct {
+    mmp_ref_result *r;
+    const ref_data *d;
+    const int64_t *idx;
+    unsigned char *done;
+} exact_job;
+
+static void exact_part(void *ctx, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    exact_job *j = ctx;
+    for (int64_t t = b; t < e; t++) {
+        int64_t el = j->idx[t];
+        j->done[t] = (unsigned char)ref_exact_element(j->d, el / j->d->n, el % j->d->n, &j->r->d64[el],
+                                                      &j->r->dout[el]);
+    }
+}
+
+mmp_status ref_exact_list(mmp_ref_result *r, const ref_data *d, int64_t *idx, int64_t *count)
+{
+    if (*count <= 0) return MMP_STATUS_OK;
+    if (r->i64) return MMP_STATUS_OK;   /* the integer path's exact i64: MPFR's */
+    unsigned char *done = calloc((size_t)*count, 1);
+    if (!done) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (exact list)");
+    double t0 = mmp_clock_now();
+    exact_job j = {r, d, idx, done};
+    mmp_parallel_for(d->threads > 0 ? d->threads : 1, *count, 64, exact_part, &j);
+    int64_t kept = 0;
+    for (int64_t t = 0; t < *count; t++)
+        if (!done[t]) idx[kept++] = idx[t];
+    r->n_exact += *count - kept;
+    r->time.exact_s += mmp_clock_now() - t0;
+    *count = kept;
+    free(done);
+    return MMP_STATUS_OK;
+}
