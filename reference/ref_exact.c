@@ -273,6 +273,75 @@ int ref_exact_element(const ref_data *d, int64_t i, int64_t j, double *d64, doub
     return 1;
 }
 
+/* ---- elements with a NaN or an infinity in their row of A or column of B ----
+ * A non-finite a_ik makes a_ik b_kj non-finite for every j (Inf x 0 and NaN x y are NaN,
+ * Inf x y is an infinity), and likewise for b_kj: such an element's sum is NaN or an infinity,
+ * decided by the non-finite products alone (the finite ones cannot change it), then alpha and
+ * beta c by MPFR's rules. The positions come from per-row and per-column lists, so the cost is
+ * the number of non-finite entries, not K. */
+mmp_status ref_special_lists(ref_special *sp, const ref_data *d)
+{
+    memset(sp, 0, sizeof *sp);
+    int64_t M = d->m, N = d->n, K = d->k, na = 0, nb = 0;
+    for (int64_t t = 0; t < M * K; t++) na += !isfinite(d->a64[t]);
+    for (int64_t t = 0; t < K * N; t++) nb += !isfinite(d->b64[t]);
+    sp->a_ptr = calloc((size_t)M + 1, sizeof(int64_t));
+    sp->b_ptr = calloc((size_t)N + 1, sizeof(int64_t));
+    sp->a_k = malloc((size_t)(na ? na : 1) * sizeof(int64_t));
+    sp->b_k = malloc((size_t)(nb ? nb : 1) * sizeof(int64_t));
+    if (!sp->a_ptr || !sp->b_ptr || !sp->a_k || !sp->b_k) {
+        ref_special_free(sp);
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (non-finite lists)");
+    }
+    int64_t t = 0;
+    for (int64_t i = 0; i < M; i++) {
+        for (int64_t k = 0; k < K; k++)
+            if (!isfinite(d->a64[i * K + k])) sp->a_k[t++] = k;
+        sp->a_ptr[i + 1] = t;
+    }
+    t = 0;
+    for (int64_t j = 0; j < N; j++) {
+        for (int64_t k = 0; k < K; k++)
+            if (!isfinite(d->b64[k + j * K])) sp->b_k[t++] = k;
+        sp->b_ptr[j + 1] = t;
+    }
+    return MMP_STATUS_OK;
+}
+
+void ref_special_free(ref_special *sp)
+{
+    free(sp->a_ptr); free(sp->b_ptr); free(sp->a_k); free(sp->b_k);
+    memset(sp, 0, sizeof *sp);
+}
+
+int ref_special_element(const ref_special *sp, const ref_data *d, int64_t i, int64_t j, double *d64,
+                        double *dout)
+{
+    const mmp_gemm *g = d->g;
+    int64_t K = d->k;
+    const double *arow = d->a64 + i * K, *bcol = d->b64 + j * K;
+    cls s = CLS_FINITE;
+    for (int64_t q = sp->a_ptr[i]; q < sp->a_ptr[i + 1]; q++) {
+        int64_t k = sp->a_k[q];
+        s = cls_add(s, cls_mul(arow[k], bcol[k]));
+    }
+    for (int64_t q = sp->b_ptr[j]; q < sp->b_ptr[j + 1]; q++) {
+        int64_t k = sp->b_k[q];
+        if (!isfinite(arow[k])) continue;   /* that product was counted with the row */
+        s = cls_add(s, cls_mul(arow[k], bcol[k]));
+    }
+    if (s == CLS_FINITE) return 0;
+    cls x = s;
+    if (g->alpha != 1.0 || g->beta != 0.0) {
+        x = cls_scale(g->alpha, s, 0);
+        if (g->beta != 0.0) x = cls_add(x, cls_mul(g->beta, d->c64[i * d->n + j]));
+    }
+    if (x == CLS_FINITE) return 0;
+    *d64 = x == CLS_NAN ? NAN : (x == CLS_PINF ? INFINITY : -INFINITY);
+    *dout = mmp_ref_round_out(*d64, 0, g->d);
+    return 1;
+}
+
 typedef struct {
     mmp_ref_result *r;
     const ref_data *d;

@@ -75,6 +75,17 @@ int ref_exact_element(const ref_data *d, int64_t i, int64_t j, double *d64, doub
 /* Decide the listed row-major elements into r (threads); the list keeps, in *count, only
  * those it could not decide (for MPFR). n_exact and time.exact_s are updated. */
 mmp_status ref_exact_list(mmp_ref_result *r, const ref_data *d, int64_t *idx, int64_t *count);
+/* The NaN/Inf entries of each row of A and column of B (CSR: positions k). */
+typedef struct ref_special {
+    int64_t *a_ptr, *a_k;      /* row i of A: a_k[a_ptr[i] .. a_ptr[i + 1]) */
+    int64_t *b_ptr, *b_k;      /* column j of B */
+} ref_special;
+mmp_status ref_special_lists(ref_special *sp, const ref_data *d);
+void ref_special_free(ref_special *sp);
+/* An element whose row or column holds a NaN or an infinity: its NaN/Inf result (with alpha,
+ * beta c) from those entries alone; returns 0 if no product is non-finite (nothing written). */
+int ref_special_element(const ref_special *sp, const ref_data *d, int64_t i, int64_t j, double *d64,
+                        double *dout);
 
 /* ---- certified paths (ref_certified.c: proof, split; ref_cert_finish.c: decisions) ---- */
 typedef struct ref_cert {
