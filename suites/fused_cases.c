@@ -309,7 +309,7 @@ static const fused_shape edge_shapes[] = {
 };
 static const fused_shape full_shapes[] = {
     {1024, 1024, 2048, 64, 32, MMP_FORMAT_FP16, 0},
-    {2048, 1024, 4096, 128, 32, MMP_FORMAT_BF16, 0},
+    {1024, 512, 4096, 128, 32, MMP_FORMAT_BF16, 0},
 };
 
 mmp_status mmp_case_init_fused(mmp_case *c, const char *op_name, const mmp_fused_problem *p, int grid_cap, uint64_t seed)
