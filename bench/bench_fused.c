@@ -1,4 +1,4 @@
-/* bench/bench_fused.c — timing of the seed 003 operator's kernels (GPU only; exit 77 without one).
+/* bench/bench_fused.c — timing of the fused INT4 operator's kernels (GPU only; exit 77 without one).
  *
  * Build: cmake --build build --target bench_fused
  * Run:   build/bench_fused [--m 4096] [--n 4096] [--k 4096] [--g 64] [--iters 30] [--warmup 5]
@@ -7,9 +7,10 @@
  * launches and reports the median, min and max, the effective rate 2 M N K / t (the main GEMM's
  * operations; the low-rank branch adds 2 M K r (per N tile) + 2 M N r) and the runtime decisions
  * (smem per CTA, stages, tile, CTAs per SM). Default ops: version 1 (single CTA), version 2
- * (persistent, fused) and version 3 (persistent without residual and affine: the headroom the
- * seed advises measuring), plus version 1 without residual. Operand values are cheap random bits
- * (bf16 kept finite, unit scales): timing does not depend on them; correctness is check_gpu_fused.
+ * (persistent, fused) and version 3 (persistent without residual and affine: the headroom left by
+ * the epilogue), plus version 1 without residual. Operand values are cheap random bits
+ * (bf16 kept finite, unit scales): timing does not depend on them. Correctness is the runner's int4_fused_* cases
+ * (mmaprobe validate --filter 'int4_fused*'; tests/check_gpu_fused.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -185,5 +185,12 @@ mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, const mmp_valida
     *cases = NULL;
     *n = 0;
     MMP_TRY(mmp_validate_args_kernels(&nk, c));
-    return mmp_cases_build(cases, n, c->suite, all_kernels, nk, c->filter, c->seed);
+    MMP_TRY(mmp_cases_build(cases, n, c->suite, all_kernels, nk, c->filter, c->seed));
+    mmp_status st = mmp_cases_add_operators(cases, n, c->suite, c->filter, c->seed);
+    if (st != MMP_STATUS_OK) {
+        mmp_cases_free(*cases);
+        *cases = NULL;
+        *n = 0;
+    }
+    return st;
 }

@@ -36,7 +36,8 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
  * plugins checked (a bad one is MMP_STATUS_INVALID/PARSE: exit 2); the table stays valid. */
 mmp_status mmp_validate_args_kernels(size_t *nk, const mmp_validate_args *c);
 const mmp_kernel_desc *const *mmp_validate_args_kernel_table(void);
-/* The suite's cases over those kernels (mmp_cases_build with the filter and seed). */
+/* The suite's cases over those kernels (mmp_cases_build with the filter and seed), then the
+ * built-in operator cases of a built-in suite (mmp_cases_add_operators). */
 mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, const mmp_validate_args *c);
 
 /* Non-empty decimal integer in [lo, hi], nothing else (no sign unless lo < 0, no spaces). */

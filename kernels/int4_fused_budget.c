@@ -1,11 +1,11 @@
 /* kernels/int4_fused_budget.c — the shared-memory budget of the int4_fused kernels per execution
  * mode (fused.h), itemised by purpose, and its cross-checks against the layout the kernel really
  * carves (kernels/int4_fused_layout.h), the stage count the kernel picks and, on a device, what
- * cudaFuncGetAttributes reports (suites/fused_gpu.c).
+ * cudaFuncGetAttributes reports (a per-case check of the int4_fused runner cases: suites/fused_cases.c).
  *
  * The budget is written from the algorithm's data volumes (one line per buffer: its logical
  * bytes, how many CTAs split one copy, per-stage or not), on purpose NOT from the layout code, so
- * that an accounting error like seed 003's (a buffer counted twice, or a logical tile counted as a
+ * that an accounting error (a buffer counted twice, or a logical tile counted as a
  * per-CTA allocation) shows as a mismatch instead of being copied into both.
  * Ownership in these kernels: no buffer is split between CTAs (ctas_sharing = 1 everywhere: no
  * clusters); every tile is per CTA; per-stage buffers exist once per pipeline stage.

@@ -1,7 +1,5 @@
-/* cases.c — case IDs and the built-in suites (smoke, edge, full), as tables of shapes.
+/* cases.c — the built-in suites (smoke, edge, full), as tables of shapes (IDs: case_id.c).
  *
- * ID: kernel/a.b.d/MxNxK[/ldA.B.D][/layout a.b.d][/abALPHA,BETA]/dist/sSEED — the ld part only
- * when some ld > tight, the layout part only when some operand is not row-major.
  * edge: each of M, N, K in {1, 2, 3, t-1, t, t+1, 127, 128, 129, 131, 251} (t = the kernel's
  * multiple, 16 when it takes any size) with the other two at a base size, K tails, and ld >
  * rows; a shape the kernel cannot take is a SKIP with its reason, never a PASS.
@@ -29,96 +27,6 @@ int mmp_cases_is_builtin_suite(const char *name)
     return 0;
 }
 
-static void short_name(char *buf, size_t size, int32_t f)
-{
-    const char *n = mmp_format_name((mmp_format)f);
-    if (n[0] == 'f' && n[1] == 'p') snprintf(buf, size, "f%s", n + 2);
-    else snprintf(buf, size, "%s", n);
-}
-
-void mmp_case_precision(char *buf, size_t size, const mmp_kernel_desc *k)
-{
-    char a[16], b[16], d[16];
-    short_name(a, sizeof a, k->a_format);
-    short_name(b, sizeof b, k->b_format);
-    short_name(d, sizeof d, k->d_format);
-    snprintf(buf, size, "%s.%s.%s", a, b, d);
-}
-
-static mmp_layout first_layout(uint32_t mask) { return (mask & MMP_LAYOUTS_ROW) || !mask ? MMP_LAYOUT_ROW : MMP_LAYOUT_COL; }
-
-void mmp_case_init(mmp_case *c, const mmp_kernel_desc *k, int64_t m, int64_t n, int64_t kk, mmp_dist d,
-                   uint64_t seed)
-{
-    memset(c, 0, sizeof *c);
-    c->kernel = k;
-    c->m = m; c->n = n; c->k = kk;
-    c->la = first_layout(k->layouts_a);
-    c->lb = first_layout(k->layouts_b);
-    c->ld = first_layout(k->layouts_d);
-    c->lc = c->ld;
-    c->dist = d;
-    c->seed = seed;
-    c->alpha = 1.0;
-    c->beta = 0.0;
-    snprintf(c->suite, sizeof c->suite, "custom");
-    mmp_case_finish(c);
-}
-
-static int64_t tight(mmp_layout l, int64_t rows, int64_t cols) { return l == MMP_LAYOUT_ROW ? cols : rows; }
-
-void mmp_case_finish(mmp_case *c)
-{
-    if (!c->kernel->reads_c) c->beta = 0.0;
-    int64_t ta = tight(c->la, c->m, c->k), tb = tight(c->lb, c->k, c->n), tc = tight(c->lc, c->m, c->n),
-            td = tight(c->ld, c->m, c->n);
-    if (c->lda <= 0) c->lda = ta;
-    if (c->ldb <= 0) c->ldb = tb;
-    if (c->ldc <= 0) c->ldc = tc;
-    if (c->ldd <= 0) c->ldd = td;
-    char prec[48], ld[96] = "", lay[48] = "", ab[64] = "";
-    mmp_case_precision(prec, sizeof prec, c->kernel);
-    if (c->lda > ta || c->ldb > tb || c->ldd > td || (c->beta != 0 && c->ldc > tc))
-        snprintf(ld, sizeof ld, "/ld%lld.%lld.%lld", (long long)c->lda, (long long)c->ldb, (long long)c->ldd);
-    if (c->la != MMP_LAYOUT_ROW || c->lb != MMP_LAYOUT_ROW || c->ld != MMP_LAYOUT_ROW)
-        snprintf(lay, sizeof lay, "/%s.%s.%s", mmp_layout_name(c->la), mmp_layout_name(c->lb), mmp_layout_name(c->ld));
-    if (c->alpha != 1.0 || c->beta != 0.0) snprintf(ab, sizeof ab, "/ab%g,%g", c->alpha, c->beta);
-    snprintf(c->id, sizeof c->id, "%s/%s/%lldx%lldx%lld%s%s%s/%s/s%llu", c->kernel->name, prec, (long long)c->m,
-             (long long)c->n, (long long)c->k, ld, lay, ab, mmp_dist_name(c->dist), (unsigned long long)c->seed);
-}
-
-void mmp_case_gemm(mmp_gemm *g, const mmp_case *c)
-{
-    const mmp_kernel_desc *k = c->kernel;
-    mmp_gemm_init(g, (mmp_format)k->a_format, (mmp_format)k->b_format, (mmp_format)k->c_format,
-                  (mmp_format)k->d_format, c->m, c->n, c->k);
-    g->la = c->la; g->lb = c->lb; g->lc = c->lc; g->ld = c->ld;
-    g->lda = c->lda; g->ldb = c->ldb; g->ldc = c->ldc; g->ldd = c->ldd;
-    g->alpha = c->alpha;
-    g->beta = c->beta;
-}
-
-/* ---- a growing case list ---- */
-typedef struct {
-    mmp_case *v;
-    size_t n, cap;
-    const char *filter;
-} case_list;
-
-static mmp_status push(case_list *l, const mmp_case *c)
-{
-    if (l->filter && *l->filter && fnmatch(l->filter, c->id, 0) != 0) return MMP_STATUS_OK;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        mmp_case *v = realloc(l->v, cap * sizeof *v);
-        if (!v) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory building the case list");
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = *c;
-    return MMP_STATUS_OK;
-}
-
 static int is_float_kernel(const mmp_kernel_desc *k)
 {
     const mmp_format_info *fi = mmp_format_get_info((mmp_format)k->a_format);
@@ -127,22 +35,22 @@ static int is_float_kernel(const mmp_kernel_desc *k)
 
 static int64_t round_up(int64_t x, int32_t m) { return m > 1 ? (x + m - 1) / m * m : x; }
 
-static mmp_status add(case_list *l, const mmp_kernel_desc *k, const char *suite, int64_t m, int64_t n,
+static mmp_status add(mmp_case_list *l, const mmp_kernel_desc *k, const char *suite, int64_t m, int64_t n,
                       int64_t kk, mmp_dist d, uint64_t seed, int64_t ld_extra)
 {
     mmp_case c;
     mmp_case_init(&c, k, m, n, kk, d, seed);
     snprintf(c.suite, sizeof c.suite, "%s", suite);
     if (ld_extra) {
-        c.lda = tight(c.la, m, kk) + ld_extra;
-        c.ldb = tight(c.lb, kk, n) + ld_extra;
-        c.ldd = tight(c.ld, m, n) + ld_extra;
+        c.lda = mmp_case_tight_ld(c.la, m, kk) + ld_extra;
+        c.ldb = mmp_case_tight_ld(c.lb, kk, n) + ld_extra;
+        c.ldd = mmp_case_tight_ld(c.ld, m, n) + ld_extra;
     }
     mmp_case_finish(&c);
-    return push(l, &c);
+    return mmp_case_list_push(l, &c);
 }
 
-static mmp_status smoke(case_list *l, const mmp_kernel_desc *k, uint64_t seed)
+static mmp_status smoke(mmp_case_list *l, const mmp_kernel_desc *k, uint64_t seed)
 {
     int64_t m = round_up(64, k->m_multiple), n = round_up(64, k->n_multiple), kk = round_up(128, k->k_multiple);
     static const mmp_dist dists[] = {MMP_DIST_EXACT, MMP_DIST_UNIFORM, MMP_DIST_NORMAL, MMP_DIST_ONEHOT,
@@ -159,12 +67,12 @@ static mmp_status smoke(case_list *l, const mmp_kernel_desc *k, uint64_t seed)
         c.alpha = -1.5;
         c.beta = 0.5;
         mmp_case_finish(&c);
-        MMP_TRY(push(l, &c));
+        MMP_TRY(mmp_case_list_push(l, &c));
     }
     return MMP_STATUS_OK;
 }
 
-static mmp_status edge(case_list *l, const mmp_kernel_desc *k, uint64_t seed)
+static mmp_status edge(mmp_case_list *l, const mmp_kernel_desc *k, uint64_t seed)
 {
     int32_t mult[3] = {k->m_multiple, k->n_multiple, k->k_multiple};
     for (int dim = 0; dim < 3; dim++) {
@@ -205,12 +113,12 @@ static mmp_status edge(case_list *l, const mmp_kernel_desc *k, uint64_t seed)
         c.lda = c.ldb = c.ldc = c.ldd = 0;
         snprintf(c.suite, sizeof c.suite, "edge");
         mmp_case_finish(&c);
-        MMP_TRY(push(l, &c));
+        MMP_TRY(mmp_case_list_push(l, &c));
     }
     return MMP_STATUS_OK;
 }
 
-static mmp_status full(case_list *l, const mmp_kernel_desc *k, uint64_t seed)
+static mmp_status full(mmp_case_list *l, const mmp_kernel_desc *k, uint64_t seed)
 {
     static const int64_t shapes[][3] = {{256, 256, 256},   {1024, 1024, 1024}, {256, 256, 8192},
                                         {4096, 4096, 4096}, {8192, 8192, 8192}};
@@ -232,7 +140,7 @@ mmp_status mmp_cases_build(mmp_case **cases, size_t *count, const char *suite,
     if (!suite || !*suite) suite = "smoke";
     if (!mmp_cases_is_builtin_suite(suite))
         return mmp_suitefile_parse(cases, count, suite, kernels, n_kernels, filter, seed);
-    case_list l = {NULL, 0, 0, filter};
+    mmp_case_list l = {NULL, 0, 0, filter};
     mmp_status st = MMP_STATUS_OK;
     for (size_t i = 0; i < n_kernels && st == MMP_STATUS_OK; i++) {
         if (!strcmp(suite, "smoke")) st = smoke(&l, kernels[i], seed);

@@ -22,10 +22,6 @@
 #define MAX_LINE 1024
 #define MAX_CASES (1 << 18)   /* ~100 MB of cases: a file expanding to more is surely a mistake */
 
-typedef struct {
-    mmp_case *v;
-    size_t n, cap;
-} list;
 
 static int parse_i64(int64_t *out, const char *s, const char *end)
 {
@@ -66,20 +62,6 @@ static int parse_double(double *x, const char *s)
     return *s && !*end && !errno && isfinite(*x) ? 0 : -1;
 }
 
-static mmp_status push(list *l, const mmp_case *c, const char *filter)
-{
-    if (filter && *filter && fnmatch(filter, c->id, 0) != 0) return MMP_STATUS_OK;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        mmp_case *v = realloc(l->v, cap * sizeof *v);
-        if (!v) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory building the case list");
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = *c;
-    return MMP_STATUS_OK;
-}
-
 static mmp_status bad(const char *name, int lineno, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static mmp_status bad(const char *name, int lineno, const char *fmt, ...)
 {
@@ -92,9 +74,8 @@ static mmp_status bad(const char *name, int lineno, const char *fmt, ...)
 }
 #define BAD(...) bad(name, lineno, __VA_ARGS__)
 
-static mmp_status parse_line(list *out, char *line, const char *name, int lineno,
-                             const mmp_kernel_desc *const *kernels, size_t n_kernels, const char *filter,
-                             uint64_t seed)
+static mmp_status parse_line(mmp_case_list *out, char *line, const char *name, int lineno,
+                             const mmp_kernel_desc *const *kernels, size_t n_kernels, uint64_t seed)
 {
     int64_t shape[3] = {0, 0, 0}, ld[3] = {0, 0, 0};
     int have_shape = 0, have_ld = 0, have_layout = 0;
@@ -172,7 +153,7 @@ static mmp_status parse_line(list *out, char *line, const char *name, int lineno
                     if (mmp_gemm_check(&g) != MMP_STATUS_OK) return BAD("%s", mmp_error_last());
                 }
                 if (out->n >= MAX_CASES) return BAD("the suite expands to more than %d cases", MAX_CASES);
-                MMP_TRY(push(out, &c, filter));
+                MMP_TRY(mmp_case_list_push(out, &c));
             }
     }
     if (!matched) return BAD("kernel pattern '%s' matches no kernel", kglob);
@@ -183,7 +164,7 @@ mmp_status mmp_suitefile_parse_text(mmp_case **cases, size_t *count, const char 
                                     const char *name, const mmp_kernel_desc *const *kernels,
                                     size_t n_kernels, const char *filter, uint64_t seed)
 {
-    list l = {NULL, 0, 0};
+    mmp_case_list l = {NULL, 0, 0, filter};
     *cases = NULL;
     *count = 0;
     size_t pos = 0;
@@ -208,7 +189,7 @@ mmp_status mmp_suitefile_parse_text(mmp_case **cases, size_t *count, const char 
         char *p = line;
         while (*p == ' ' || *p == '\t' || *p == '\r') p++;
         if (!*p) continue;
-        st = parse_line(&l, p, name, lineno, kernels, n_kernels, filter, seed);
+        st = parse_line(&l, p, name, lineno, kernels, n_kernels, seed);
     }
     if (st == MMP_STATUS_OK && l.n == 0 && lineno == 0)
         st = mmp_error_set(MMP_STATUS_PARSE, __FILE__, __LINE__, "%s: empty suite file", name);

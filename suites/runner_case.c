@@ -10,11 +10,12 @@
  *     outputs differ bitwise (unless the kernel declares itself non-deterministic)
  *  6. metrics against the reference (metrics.h); exact inputs (exact, onehot, integer
  *     accumulators) must match bit for bit, others the tolerance in force
+ * An operator case (c->op) goes the same steps in runner_operator.c with its own operands and
+ * reference step.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef MMP_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -22,130 +23,36 @@
 #endif
 #include "runner_internal.h"
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-/* Appends "; "-separated parts to r->message. */
-static void say(mmp_case_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#include <stdarg.h>
-static void say(mmp_case_result *r, const char *fmt, ...)
-{
-    size_t used = strlen(r->message);
-    if (used + 3 >= sizeof r->message) return;
-    if (used) { strcpy(r->message + used, "; "); used += 2; }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->message + used, sizeof r->message - used, fmt, ap);
-    va_end(ap);
-}
-
-/* A result record filled with the case identity and options (shared with runner_run.c). */
-void mmp_runner_result_for_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
-{
-    mmp_case_result_init(r);
-    snprintf(r->id, sizeof r->id, "%s", c->id);
-    snprintf(r->kernel, sizeof r->kernel, "%s", c->kernel->name ? c->kernel->name : "?");
-    snprintf(r->family, sizeof r->family, "%s", c->kernel->family ? c->kernel->family : "plugin");
-    mmp_case_precision(r->precision, sizeof r->precision, c->kernel);
-    snprintf(r->dist, sizeof r->dist, "%s", mmp_dist_name(c->dist));
-    snprintf(r->suite, sizeof r->suite, "%s", c->suite);
-    r->m = c->m; r->n = c->n; r->k = c->k;
-    r->lda = c->lda; r->ldb = c->ldb; r->ldc = c->ldc; r->ldd = c->ldd;
-    r->seed = c->seed;
-    snprintf(r->tolerance, sizeof r->tolerance, "%s", mmp_tolerance_name(o->tol.mode));
-    r->shard_index = o->shard_index;
-    r->shard_count = o->shard_count;
-    r->device = c->kernel->where == MMP_KERNEL_DEVICE ? o->device : -1;
-}
-
-static int skip(mmp_case_result *r, const char *why)
-{
-    r->verdict = MMP_VERDICT_SKIP;
-    r->reasons |= MMP_REASON_UNSUPPORTED;
-    snprintf(r->message, sizeof r->message, "%s", why);
-    return 1;
-}
-
-/* ---- the device: queried once per process (this is a child of the runner) ---- */
-static int dev_state = -1, dev_cc;
-static char dev_reason[160];
-
-static void device_query(const mmp_runner_options *o)
-{
-    if (dev_state >= 0) return;
-    if (o->have_device == 0) {
-        dev_state = 0;
-        snprintf(dev_reason, sizeof dev_reason, "%s", o->no_device_reason[0] ? o->no_device_reason : "no CUDA device");
-        return;
-    }
-    if (o->have_device == 1 && o->device_cc > 0) {   /* known by the caller (and in tests) */
-        dev_state = 1;
-        dev_cc = o->device_cc;
-        return;
-    }
-#ifdef MMP_HAVE_CUDA
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n <= o->device) {
-        dev_state = 0;
-        snprintf(dev_reason, sizeof dev_reason, "no CUDA device%s%s", e != cudaSuccess ? ": " : "",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "");
-        return;
-    }
-    struct cudaDeviceProp p;
-    if (cudaSetDevice(o->device) != cudaSuccess || cudaGetDeviceProperties(&p, o->device) != cudaSuccess) {
-        dev_state = 0;
-        snprintf(dev_reason, sizeof dev_reason, "no CUDA device: cannot use device %d", o->device);
-        return;
-    }
-    dev_state = 1;
-    dev_cc = p.major * 10 + p.minor;
-#else
-    dev_state = 0;
-    snprintf(dev_reason, sizeof dev_reason, "no CUDA device (built without CUDA)");
-#endif
-}
-
 /* 1 (and r is a SKIP) if the kernel cannot take this case. */
 static int unsupported(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
 {
     const mmp_kernel_desc *k = c->kernel;
     char why[200];
     if (!(k->layouts_a & (1u << c->la)) || !(k->layouts_b & (1u << c->lb)) || !(k->layouts_d & (1u << c->ld)))
-        return skip(r, "layout not accepted by the kernel");
+        return mmp_runner_skip(r, "layout not accepted by the kernel");
     int64_t mm = k->m_multiple > 0 ? k->m_multiple : 1, nm = k->n_multiple > 0 ? k->n_multiple : 1,
             km = k->k_multiple > 0 ? k->k_multiple : 1;
     if (c->m % mm || c->n % nm || c->k % km) {
         snprintf(why, sizeof why, "shape %lldx%lldx%lld: kernel needs multiples of %lldx%lldx%lld",
                  (long long)c->m, (long long)c->n, (long long)c->k, (long long)mm, (long long)nm, (long long)km);
-        return skip(r, why);
+        return mmp_runner_skip(r, why);
     }
     mmp_gemm g;
     mmp_case_gemm(&g, c);
     if (mmp_gemm_check(&g) != MMP_STATUS_OK) {
         snprintf(why, sizeof why, "invalid problem: %s", mmp_error_last());
-        return skip(r, why);
+        return mmp_runner_skip(r, why);
     }
     if (k->where == MMP_KERNEL_HOST) {
         double work = (double)c->m * (double)c->n * (double)c->k;
         if (work > ldexp(1.0, o->host_max_log2_work)) {
             snprintf(why, sizeof why, "host kernel: M*N*K = %.3g above 2^%d (too slow on the CPU)", work,
                      o->host_max_log2_work);
-            return skip(r, why);
+            return mmp_runner_skip(r, why);
         }
         return 0;
     }
-    device_query(o);
-    if (!dev_state) return skip(r, dev_reason);
-    if ((k->arch_specific && dev_cc != k->min_cc) || dev_cc < k->min_cc) {
-        snprintf(why, sizeof why, "needs sm_%d%s, device is sm_%d", k->min_cc, k->arch_specific ? "a" : "", dev_cc);
-        return skip(r, why);
-    }
-    return 0;
+    return mmp_runner_device_skip(r, o, k->min_cc, k->arch_specific);
 }
 
 typedef struct {
@@ -193,16 +100,6 @@ static mmp_status fill_inputs(operands *ops, const mmp_case *c)
     return MMP_STATUS_OK;
 }
 
-#ifdef MMP_HAVE_CUDA
-static int is_sticky(cudaError_t e)
-{
-    return e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure || e == cudaErrorHardwareStackError ||
-           e == cudaErrorIllegalInstruction || e == cudaErrorMisalignedAddress || e == cudaErrorInvalidAddressSpace ||
-           e == cudaErrorInvalidPc || e == cudaErrorAssert || e == cudaErrorLaunchTimeout ||
-           e == cudaErrorECCUncorrectable || e == cudaErrorUnknown;
-}
-#endif
-
 /* One launch; returns OK, MMP_STATUS_KERNEL (kernel error, r says why) or MMP_STATUS_CUDA
  * (sticky: the process must stop using the device). */
 static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, double *ms)
@@ -223,25 +120,25 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
         a.b = mmp_buffer_kernel_ptr(&ops->buf[1]);
         a.c = ops->have_c ? mmp_buffer_kernel_ptr(&ops->buf[2]) : NULL;
         a.d = mmp_buffer_kernel_ptr(&ops->buf[3]);
-        double t0 = now_ms();
+        double t0 = mmp_runner_now_ms();
         mmp_runner_phase(1);
         int rc = k->run(&a);
         mmp_runner_phase(0);
-        *ms = now_ms() - t0;
+        *ms = mmp_runner_now_ms() - t0;
         if (rc == MMP_KERNEL_UNSUPPORTED) return MMP_STATUS_UNSUPPORTED;
         if (rc != 0) {
-            say(r, "launch: kernel returned %d", rc);
+            mmp_runner_say(r, "launch: kernel returned %d", rc);
             return MMP_STATUS_KERNEL;
         }
         return MMP_STATUS_OK;
     }
 #ifdef MMP_HAVE_CUDA
-    static cudaStream_t stream;
-    if (!stream) MMP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    double tx = now_ms();
+    void *stream;
+    MMP_TRY(mmp_runner_stream(&stream));
+    double tx = mmp_runner_now_ms();
     for (int i = 0; i < 4; i++)
         if (ops->buf[i].image) MMP_TRY(mmp_buffer_upload(&ops->buf[i]));
-    r->time_stage_ms[MMP_STAGE_TRANSFER] += now_ms() - tx;
+    r->time_stage_ms[MMP_STAGE_TRANSFER] += mmp_runner_now_ms() - tx;
     a.a = mmp_buffer_kernel_ptr(&ops->buf[0]);
     a.b = mmp_buffer_kernel_ptr(&ops->buf[1]);
     a.c = ops->have_c ? mmp_buffer_kernel_ptr(&ops->buf[2]) : NULL;
@@ -264,20 +161,20 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
     *ms = t;
     cudaError_t err = se != cudaSuccess ? se : le;
     if (err != cudaSuccess) {
-        say(r, "cuda: %s (%s)", cudaGetErrorName(err), cudaGetErrorString(err));
+        mmp_runner_say(r, "cuda: %s (%s)", cudaGetErrorName(err), cudaGetErrorString(err));
         r->reasons |= MMP_REASON_CUDA;
-        if (is_sticky(err)) return MMP_ERR(MMP_STATUS_CUDA, "sticky CUDA error: %s", cudaGetErrorString(err));
+        if (mmp_runner_cuda_sticky((int)err)) return MMP_ERR(MMP_STATUS_CUDA, "sticky CUDA error: %s", cudaGetErrorString(err));
         return MMP_STATUS_KERNEL;
     }
     if (rc == MMP_KERNEL_UNSUPPORTED) return MMP_STATUS_UNSUPPORTED;
     if (rc != 0) {
-        say(r, "launch: kernel returned %d", rc);
+        mmp_runner_say(r, "launch: kernel returned %d", rc);
         return MMP_STATUS_KERNEL;
     }
-    tx = now_ms();
+    tx = mmp_runner_now_ms();
     for (int i = 0; i < 4; i++)
         if (ops->buf[i].image) MMP_TRY(mmp_buffer_download(&ops->buf[i]));
-    r->time_stage_ms[MMP_STAGE_TRANSFER] += now_ms() - tx;
+    r->time_stage_ms[MMP_STAGE_TRANSFER] += mmp_runner_now_ms() - tx;
     return MMP_STATUS_OK;
 #else
     return MMP_ERR(MMP_STATUS_NO_DEVICE, "device kernel in a build without CUDA");
@@ -319,7 +216,7 @@ static void say_damage(mmp_case_result *r, const operands *ops, mmp_damage d[2][
         int g0 = d0->guard_bytes != 0, g1 = d1 && d1->guard_bytes;
         if (g0 || g1) {
             const mmp_damage *x = g0 ? d0 : d1;
-            say(r, "guard: %lld bytes of %s's guard changed (%s), first at byte %+lld from its %s",
+            mmp_runner_say(r, "guard: %lld bytes of %s's guard changed (%s), first at byte %+lld from its %s",
                 (long long)x->guard_bytes, mat_names[mat],
                 which_runs(g0, g1, g1 && d1->guard_bytes == d0->guard_bytes && d1->first_guard == d0->first_guard),
                 x->first_guard < 0 ? x->first_guard : x->first_guard - (long long)b->data_bytes,
@@ -328,7 +225,7 @@ static void say_damage(mmp_case_result *r, const operands *ops, mmp_damage d[2][
         int p0 = d0->padding != 0, p1 = d1 && d1->padding;
         if (p0 || p1) {
             const mmp_damage *x = p0 ? d0 : d1;
-            say(r, "guard: %lld ld-padding elements of %s changed (%s), first at [%lld][%lld] of ld %lld",
+            mmp_runner_say(r, "guard: %lld ld-padding elements of %s changed (%s), first at [%lld][%lld] of ld %lld",
                 (long long)x->padding, mat_names[mat],
                 which_runs(p0, p1, p1 && d1->padding == d0->padding && d1->pad_i == d0->pad_i && d1->pad_j == d0->pad_j),
                 (long long)x->pad_i, (long long)x->pad_j, (long long)b->ld);
@@ -336,7 +233,7 @@ static void say_damage(mmp_case_result *r, const operands *ops, mmp_damage d[2][
         int l0 = d0->logical != 0, l1 = d1 && d1->logical;
         if (l0 || l1) {
             const mmp_damage *x = l0 ? d0 : d1;
-            say(r, "input-modified: %lld elements of %s (%s), first (%lld,%lld)", (long long)x->logical, mat_names[mat],
+            mmp_runner_say(r, "input-modified: %lld elements of %s (%s), first (%lld,%lld)", (long long)x->logical, mat_names[mat],
                 which_runs(l0, l1, l1 && d1->logical == d0->logical && d1->log_i == d0->log_i && d1->log_j == d0->log_j),
                 (long long)x->log_i, (long long)x->log_j);
         }
@@ -353,13 +250,13 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     memset(&ref, 0, sizeof ref);
     void *out[2] = {NULL, NULL};
     double *stage = r->time_stage_ms;
-    double t0 = now_ms();
+    double t0 = mmp_runner_now_ms();
     mmp_status st = fill_inputs(&ops, c);
-    stage[MMP_STAGE_INPUTS] += now_ms() - t0;
+    stage[MMP_STAGE_INPUTS] += mmp_runner_now_ms() - t0;
     if (st != MMP_STATUS_OK) goto done;
-    t0 = now_ms();
+    t0 = mmp_runner_now_ms();
     st = mmp_ref_compute(&ref, c, &ops.buf[0], &ops.buf[1], ops.have_c ? &ops.buf[2] : NULL, o->device);
-    r->time_reference_ms = now_ms() - t0;
+    r->time_reference_ms = mmp_runner_now_ms() - t0;
     stage[MMP_STAGE_REFERENCE] = r->time_reference_ms;
     r->n_mpfr = ref.n_mpfr;
     if (st != MMP_STATUS_OK) goto done;
@@ -383,19 +280,19 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     mmp_damage dmg[2][4];
     int runs_done = 0;
     for (int run = 0; run < 2; run++) {
-        t0 = now_ms();
+        t0 = mmp_runner_now_ms();
         for (int mat = 0; mat < 3; mat++)
             if (ops.buf[mat].image) mmp_buffer_restore(&ops.buf[mat]);
         mmp_buffer_fill_canary(d);
         mmp_buffer_fill_logical_bits(d, mmp_runner_poison_bits(df, run));
         mmp_buffer_snapshot(d);
-        stage[MMP_STAGE_POISON] += now_ms() - t0;
+        stage[MMP_STAGE_POISON] += mmp_runner_now_ms() - t0;
         double ms = 0, tx0 = stage[MMP_STAGE_TRANSFER];
-        t0 = now_ms();
+        t0 = mmp_runner_now_ms();
         st = launch(r, &ops, c, &ms);
-        stage[MMP_STAGE_LAUNCH] += now_ms() - t0 - (stage[MMP_STAGE_TRANSFER] - tx0);
+        stage[MMP_STAGE_LAUNCH] += mmp_runner_now_ms() - t0 - (stage[MMP_STAGE_TRANSFER] - tx0);
         if (st == MMP_STATUS_UNSUPPORTED) {
-            skip(r, "the kernel's entry point declined these arguments (MMP_KERNEL_UNSUPPORTED)");
+            mmp_runner_skip(r, "the kernel's entry point declined these arguments (MMP_KERNEL_UNSUPPORTED)");
             st = MMP_STATUS_OK;
             goto done;
         }
@@ -404,19 +301,19 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
             r->verdict = MMP_VERDICT_ERROR;
             if (st == MMP_STATUS_KERNEL && !(r->reasons & MMP_REASON_CUDA)) r->reasons |= MMP_REASON_LAUNCH;
             if (st == MMP_STATUS_KERNEL) st = MMP_STATUS_OK;
-            else if (st != MMP_STATUS_CUDA) say(r, "%s", mmp_error_last());
+            else if (st != MMP_STATUS_CUDA) mmp_runner_say(r, "%s", mmp_error_last());
             goto done;
         }
         if (run == 0 || ms < r->time_kernel_ms) r->time_kernel_ms = ms;
-        t0 = now_ms();
+        t0 = mmp_runner_now_ms();
         check_damage(r, &ops, dmg[run]);
         runs_done++;
         out[run] = malloc(d->data_bytes);
         if (!out[run]) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory"); goto done; }
         memcpy(out[run], mmp_buffer_host(d), d->data_bytes);
-        stage[MMP_STAGE_GUARDS] += now_ms() - t0;
+        stage[MMP_STAGE_GUARDS] += mmp_runner_now_ms() - t0;
     }
-    t0 = now_ms();
+    t0 = mmp_runner_now_ms();
     say_damage(r, &ops, dmg, runs_done);
     /* Unwritten and nondeterministic; unwritten elements are then set to the expected value so
      * that they are reported once, as unwritten, and not again as wrong values. */
@@ -425,16 +322,16 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     if (st != MMP_STATUS_OK) goto done;
     if (r->n_unwritten) {
         r->reasons |= MMP_REASON_UNWRITTEN;
-        say(r, "unwritten: %lld of %lld output elements still hold poison, first (%lld,%lld)",
+        mmp_runner_say(r, "unwritten: %lld of %lld output elements still hold poison, first (%lld,%lld)",
             (long long)r->n_unwritten, (long long)(c->m * c->n), (long long)un_i, (long long)un_j);
     }
     if (r->n_nondet && k->deterministic) {
         r->reasons |= MMP_REASON_NONDETERMINISTIC;
-        say(r, "nondeterministic: %lld elements differ between two runs, first (%lld,%lld)",
+        mmp_runner_say(r, "nondeterministic: %lld elements differ between two runs, first (%lld,%lld)",
             (long long)r->n_nondet, (long long)nd_i, (long long)nd_j);
     }
     mmp_check_output(r, c, &ref, out[0], o);
-    stage[MMP_STAGE_COMPARE] += now_ms() - t0;
+    stage[MMP_STAGE_COMPARE] += mmp_runner_now_ms() - t0;
     r->verdict = (r->reasons & ~(uint32_t)MMP_REASON_OVERFLOW) ? MMP_VERDICT_FAIL : MMP_VERDICT_PASS;
 done:
     free(out[0]);
@@ -448,12 +345,12 @@ double mmp_runner_warm_up(const mmp_case *c, const mmp_runner_options *o)
 {
 #ifdef MMP_HAVE_CUDA
     if (c->kernel->where != MMP_KERNEL_DEVICE || o->have_device == 0) return 0.0;
-    double t0 = now_ms();
+    double t0 = mmp_runner_now_ms();
     if (cudaSetDevice(o->device) != cudaSuccess || cudaFree(0) != cudaSuccess) {
         cudaGetLastError();            /* the case itself reports the device problem */
         return 0.0;
     }
-    return now_ms() - t0;
+    return mmp_runner_now_ms() - t0;
 #else
     (void)c;
     (void)o;
@@ -463,8 +360,13 @@ double mmp_runner_warm_up(const mmp_case *c, const mmp_runner_options *o)
 
 mmp_status mmp_runner_run_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
 {
-    double t0 = now_ms();
+    double t0 = mmp_runner_now_ms();
     mmp_runner_result_for_case(r, c, o);
+    if (c->op) {
+        mmp_status st = mmp_runner_run_operator(r, c, o);
+        r->time_total_ms = mmp_runner_now_ms() - t0;
+        return st;
+    }
     if (!c->kernel->run) {
         r->verdict = MMP_VERDICT_ERROR;
         r->reasons |= MMP_REASON_LAUNCH;
@@ -481,13 +383,13 @@ mmp_status mmp_runner_run_case(mmp_case_result *r, const mmp_case *c, const mmp_
             char why[400];
             snprintf(why, sizeof why, "%s", mmp_error_last());
             r->message[0] = '\0';
-            say(r, "out of memory for %lldx%lldx%lld: %s", (long long)c->m, (long long)c->n, (long long)c->k, why);
+            mmp_runner_say(r, "out of memory for %lldx%lldx%lld: %s", (long long)c->m, (long long)c->n, (long long)c->k, why);
             if (c->kernel->where == MMP_KERNEL_DEVICE) r->reasons |= MMP_REASON_CUDA;
             st = MMP_STATUS_OK;
         } else if (!r->message[0]) {
             snprintf(r->message, sizeof r->message, "%s", mmp_error_last());
         }
     }
-    r->time_total_ms = now_ms() - t0;
+    r->time_total_ms = mmp_runner_now_ms() - t0;
     return st;
 }

@@ -121,12 +121,41 @@ void mmp_ref_clear(mmp_ref *ref);
 void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
                       const mmp_runner_options *o);
 
-/* ---- runner_run.c: phase messages from a runner child (no-op elsewhere) ---- */
-void mmp_runner_phase(int in_kernel);
+/* ---- runner_common.c: shared by every case path (runner_run.c > runner_case.c >
+ * runner_operator.c > runner_common.c) ---- */
+double mmp_runner_now_ms(void);
+/* A result record filled with the case identity and options. */
+void mmp_runner_result_for_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o);
+int mmp_runner_skip(mmp_case_result *r, const char *why);   /* r = SKIP (unsupported) why; 1 */
+/* 1 (r a SKIP with the reason) if there is no usable device or it is below min_cc. */
+int mmp_runner_device_skip(mmp_case_result *r, const mmp_runner_options *o, int min_cc, int arch_specific);
+#ifdef MMP_HAVE_CUDA
+int mmp_runner_cuda_sticky(int cuda_error);   /* the context is lost: the process must stop */
+mmp_status mmp_runner_stream(void **stream);  /* the process's non-blocking case stream */
+#endif
+/* The child -> parent messages: a header, and after MMP_RUNNER_MSG_RESULT an mmp_case_result. */
+enum { MMP_RUNNER_MSG_START = 1, MMP_RUNNER_MSG_KERNEL = 2, MMP_RUNNER_MSG_KERNEL_DONE = 3, MMP_RUNNER_MSG_RESULT = 4 };
+typedef struct mmp_runner_msg {
+    uint32_t type;
+    uint32_t pad;
+    uint64_t index;
+} mmp_runner_msg;
+int mmp_runner_write_all(int fd, const void *p, size_t n);   /* 0, or -1 on a write error */
+void mmp_runner_channel_open(int fd);                        /* this process is a runner child */
+void mmp_runner_channel_send(uint32_t type, uint64_t index); /* no-op without a channel */
+void mmp_runner_phase(int in_kernel);                        /* kernel launch starts (1) / ends (0) */
+/* An operator case start to verdict (runner_operator.c; mmp_runner_run_case dispatches). */
+mmp_status mmp_runner_run_operator(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o);
+/* A case list under construction (case_id.c): push applies the glob filter on the ID. */
+typedef struct mmp_case_list {
+    mmp_case *v;
+    size_t n, cap;
+    const char *filter;
+} mmp_case_list;
+mmp_status mmp_case_list_push(mmp_case_list *l, const mmp_case *c);
 
 #ifdef __cplusplus
 }
 #endif
-void mmp_runner_result_for_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o);
 
 #endif

@@ -1,7 +1,8 @@
 /* runner_run.c — a list of cases, each kernel's cases in a forked child.
  *
  * The parent never touches CUDA. For each run of consecutive cases of one kernel it forks a
- * child that runs them in order and streams fixed-size messages back through a pipe: "case i
+ * child that runs them in order and streams fixed-size messages back through a pipe
+ * (runner_common.c): "case i
  * starts", "kernel launch starts/ends", "result of case i" (the mmp_case_result struct). The
  * parent enforces the per-case timeout on the kernel phase (and 30x that on the whole case, for
  * the reference), and turns a child that dies (signal, sanitizer abort, exit after a sticky CUDA
@@ -26,28 +27,6 @@
 
 #include "runner_internal.h"
 
-enum { MSG_START = 1, MSG_KERNEL = 2, MSG_KERNEL_DONE = 3, MSG_RESULT = 4 };
-typedef struct {
-    uint32_t type;
-    uint32_t pad;
-    uint64_t index;
-} msg_header;
-
-static int child_fd = -1;
-static uint64_t child_index;
-
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 static int read_all(int fd, void *p, size_t n)
 {
@@ -60,18 +39,6 @@ static int read_all(int fd, void *p, size_t n)
         n -= (size_t)r;
     }
     return 0;
-}
-
-static void send_msg(uint32_t type, uint64_t index)
-{
-    msg_header h = {type, 0, index};
-    if (child_fd >= 0) write_all(child_fd, &h, sizeof h);
-}
-
-/* Called by runner_case.c around the kernel launch (no-op outside a runner child). */
-void mmp_runner_phase(int in_kernel)
-{
-    send_msg(in_kernel ? MSG_KERNEL : MSG_KERNEL_DONE, child_index);
 }
 
 static double now_s(void)
@@ -97,18 +64,17 @@ static void child_main(int fd, const mmp_case *cases, size_t from, size_t to, co
 {
     signal(SIGINT, SIG_IGN);   /* the parent decides; it kills us on a stop request */
     signal(SIGTERM, SIG_DFL);
-    child_fd = fd;
+    mmp_runner_channel_open(fd);
     mmp_runner_options co = *o;
     co.progress = NULL;
     co.jsonl = NULL;
     for (size_t i = from; i < to; i++) {
-        child_index = i;
-        send_msg(MSG_START, i);
+        mmp_runner_channel_send(MMP_RUNNER_MSG_START, i);
         mmp_case_result r;
         mmp_status st = mmp_runner_run_case(&r, &cases[i], &co);
         if (i == from) r.time_stage_ms[MMP_STAGE_CONTEXT] = ctx_ms;
-        msg_header h = {MSG_RESULT, 0, i};
-        if (write_all(fd, &h, sizeof h) || write_all(fd, &r, sizeof r)) _exit(4);
+        mmp_runner_msg h = {MMP_RUNNER_MSG_RESULT, 0, i};
+        if (mmp_runner_write_all(fd, &h, sizeof h) || mmp_runner_write_all(fd, &r, sizeof r)) _exit(4);
         if (st == MMP_STATUS_CUDA) _exit(3);   /* sticky CUDA error: a fresh process goes on */
     }
     _exit(0);
@@ -251,12 +217,12 @@ mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_
                 int pr = poll(&p, 1, 100);
                 if (pr < 0 && errno == EINTR) continue;
                 if (pr <= 0) continue;
-                msg_header h;
+                mmp_runner_msg h;
                 if (read_all(cur.fd, &h, sizeof h)) { ended = 1; break; }
-                if (h.type == MSG_START) { case_start = now_s(); in_kernel = 0; }
-                else if (h.type == MSG_KERNEL) { kernel_start = now_s(); in_kernel = 1; }
-                else if (h.type == MSG_KERNEL_DONE) in_kernel = 0;
-                else if (h.type == MSG_RESULT) {
+                if (h.type == MMP_RUNNER_MSG_START) { case_start = now_s(); in_kernel = 0; }
+                else if (h.type == MMP_RUNNER_MSG_KERNEL) { kernel_start = now_s(); in_kernel = 1; }
+                else if (h.type == MMP_RUNNER_MSG_KERNEL_DONE) in_kernel = 0;
+                else if (h.type == MMP_RUNNER_MSG_RESULT) {
                     mmp_case_result r;
                     if (read_all(cur.fd, &r, sizeof r) || h.index != next) { ended = 1; break; }
                     deliver(results, next, &r, on_result, user);

@@ -1,4 +1,4 @@
-/* mmaprobe/fused.h — the seed 003 operator: a fused INT4 group-scaled GEMM with a low-rank residual
+/* mmaprobe/fused.h — the fused INT4 operator: a fused INT4 group-scaled GEMM with a low-rank residual
  * branch and a per-column affine, its exact reference, error budgets, quantisation, shared-memory
  * budget and the operator table of its CUDA kernels (kernels/int4_fused.cu).
  *
@@ -234,13 +234,8 @@ typedef struct mmp_fused_op {
 } mmp_fused_op;
 const mmp_fused_op *mmp_fused_ops(size_t *count);
 const mmp_fused_op *mmp_fused_op_find(const char *name);
-/* GPU validation (suites/fused_gpu.c, CUDA builds): uploads operands from seed, runs every op of
- * the table (grid_cap > 0 caps persistent grids), compares each against its exact reference and
- * budget, bitwise against the host emulation where the order is known (QGEMM; LOWRANK and FUSED
- * given the same mode's T), checks guards, poison, determinism and the smem budget against
- * cudaFuncGetAttributes; prints one line per op. *n_fail counts failing ops. */
-mmp_status mmp_fused_gpu_validate(FILE *out, const mmp_fused_problem *p, uint64_t seed, int grid_cap, int verbose,
-                                  int *n_fail);
+/* GPU validation: each op is an operator case of the runner (runner.h mmp_case_init_fused;
+ * suites/fused_cases.c), in the built-in suites as int4_fused_* cases. */
 /* Prints the runtime decisions (smem per CTA, stages, tile, CTAs per SM) one line. */
 void mmp_fused_decision_print(FILE *out, const char *name, const mmp_fused_decision *d);
 

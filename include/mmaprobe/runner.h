@@ -4,6 +4,8 @@
  * stable printable ID that doubles as a filter key:
  *     bf16_mma_swizzle/bf16.bf16.f32/256x256x4096/uniform/s42
  *     host_f32/f32.f32.f32/129x64x64/ld136.72.72/exact/s42     (ld part only when ld > tight)
+ * An operator case (an operator that does not fit the GEMM ABI, e.g. int4_fused) has its own ID:
+ *     int4_fused_persistent_qgemm/qgemm/256x192x512/g128/r32/fp16/s42
  *
  * Usage (one case in this process, e.g. from a test):
  *   mmp_runner_options o; mmp_runner_options_init(&o);
@@ -37,6 +39,7 @@
 #include <stdio.h>
 
 #include "mmaprobe/core.h"
+#include "mmaprobe/fused.h"
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/kernel.h"
 #include "mmaprobe/metrics.h"
@@ -64,9 +67,14 @@ mmp_status mmp_dist_from_name(mmp_dist *d, const char *name);
 
 /* The counter-based RNG (Philox) is core's: mmaprobe/core.h. */
 
-/* ---- cases (suites/cases.c, suites/cases_file.c) ---- */
+/* ---- cases (suites/case_id.c, suites/cases.c, suites/cases_file.c) ---- */
+typedef struct mmp_operator mmp_operator;
+enum { MMP_CASE_OP_ARGS = 8 };
 typedef struct mmp_case {
-    const mmp_kernel_desc *kernel;
+    const mmp_kernel_desc *kernel; /* GEMM case: the kernel; operator case: its identity row
+                                      (name, family, formats, where, min_cc; run is NULL) */
+    const mmp_operator *op;        /* NULL: a GEMM case; else an operator case (below) */
+    int64_t op_arg[MMP_CASE_OP_ARGS]; /* the operator's own parameters (its id() prints them) */
     int64_t m, n, k;
     mmp_layout la, lb, lc, ld;
     int64_t lda, ldb, ldc, ldd;    /* 0 = tight for the layout */
@@ -77,6 +85,8 @@ typedef struct mmp_case {
     char id[256];                  /* filled by mmp_case_finish */
 } mmp_case;
 
+/* Tight leading dimension of a rows x cols matrix in layout l. */
+int64_t mmp_case_tight_ld(mmp_layout l, int64_t rows, int64_t cols);
 /* Defaults: the kernel's first accepted layouts, tight ld, alpha 1, beta 0; then the ID. */
 void mmp_case_init(mmp_case *c, const mmp_kernel_desc *k, int64_t m, int64_t n, int64_t kk,
                    mmp_dist d, uint64_t seed);
@@ -106,6 +116,60 @@ mmp_status mmp_suitefile_parse(mmp_case **cases, size_t *count, const char *path
 mmp_status mmp_suitefile_parse_text(mmp_case **cases, size_t *count, const char *text, size_t len,
                                     const char *name, const mmp_kernel_desc *const *kernels,
                                     size_t n_kernels, const char *filter, uint64_t seed);
+
+/* ---- operator cases (suites/runner_operator.c) ----
+ * An operator that does not fit the GEMM ABI (several operands, its own reference) runs through
+ * the same machinery as a GEMM case: every operand in a guarded mmp_buffer (4 KiB guards both
+ * sides), inputs restored and the output poisoned before each of two runs, guard damage and
+ * changed inputs after each, unwritten and nondeterministic elements from the two outputs, then
+ * the operator's reference step; in mmp_runner_run, each operator's cases in a forked child
+ * with the timeout and crash isolation of GEMM kernels. The hooks (state: the operator's own):
+ *   operands  the operand list of case c (tight row-major; exactly one MMP_OPERAND_OUTPUT);
+ *             returns the count (<= MMP_OPERATOR_MAX_OPERANDS)
+ *   prepare   allocate *state and write every input into host[i] (the data of operand i);
+ *             MMP_STATUS_UNSUPPORTED with a message: the case is a SKIP
+ *   reference compute the reference of the case (timed as the reference stage)
+ *   run       one launch on ptr[i] (device pointers for a device operator, launched on stream);
+ *             MMP_KERNEL_OK, MMP_KERNEL_UNSUPPORTED (SKIP) or an error (ERROR launch)
+ *   after     optional (NULL): once after the two runs, on the same pointers (e.g. a launch of
+ *             another component whose output the reference step uses)
+ *   expected  the reference's value of output element idx as bits of the output format (written
+ *             over unwritten elements so that they are reported once, as unwritten)
+ *   check     the reference step on the output of run 1: metrics, reasons (exact-mismatch,
+ *             bound-exceeded, nan-mismatch) and message parts via mmp_runner_say
+ *   clear     free state (also after a failed prepare) */
+enum { MMP_OPERATOR_MAX_OPERANDS = 12 };
+typedef enum mmp_operand_role { MMP_OPERAND_INPUT = 0, MMP_OPERAND_OUTPUT = 1 } mmp_operand_role;
+typedef struct mmp_operand {
+    const char *name;              /* "xq", "y", ... (in messages) */
+    mmp_format f;
+    int64_t rows, cols;            /* row-major, tight */
+    mmp_operand_role role;
+} mmp_operand;
+struct mmp_operator {
+    void (*id)(char *buf, size_t size, const mmp_case *c);
+    int (*operands)(mmp_operand *ops, const mmp_case *c);
+    mmp_status (*prepare)(void **state, void *const *host, const mmp_case *c);
+    mmp_status (*reference)(void *state, const mmp_case *c);
+    int (*run)(void *state, void *const *ptr, const mmp_case *c, void *stream);
+    mmp_status (*after)(void *state, void *const *ptr, const mmp_case *c, void *stream);
+    uint64_t (*expected)(const void *state, int64_t idx);
+    mmp_status (*check)(mmp_case_result *r, void *state, const void *got, const mmp_case *c);
+    void (*clear)(void *state);
+};
+/* Appends ("; "-separated) a part to r->message (the reference step's messages). */
+void mmp_runner_say(mmp_case_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The built-in operator cases of a built-in suite (the int4_fused operator: suites/fused_cases.c)
+ * appended to *cases (filter as in mmp_cases_build; a suite file adds none). Without CUDA or a
+ * device the cases exist and are SKIPs with the reason. */
+mmp_status mmp_cases_add_operators(mmp_case **cases, size_t *count, const char *suite, const char *filter,
+                                   uint64_t seed);
+
+/* One int4_fused operator case: op_name of mmp_fused_ops() (e.g. "int4_fused_persistent"), the
+ * problem, the persistent grid cap (0: none; > 0 makes one CTA walk several tiles), the seed. */
+mmp_status mmp_case_init_fused(mmp_case *c, const char *op_name, const mmp_fused_problem *p, int grid_cap,
+                               uint64_t seed);
 
 /* Keep the cases with index % shard_count == shard_index (in place). */
 void mmp_cases_shard(mmp_case *cases, size_t *count, int shard_index, int shard_count);

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# scripts/device/50-fused.sh — the seed 003 operator on the GPU (issue 10): validation of every
-# component and of the fused operator, then timing. Run from the repo root with the build in
-# build-h200/; writes under $OUT/fused/. Fails soft (prints what failed, exits 0). ~1-2 minutes.
-#  1. check_gpu_fused: every op of the int4_fused table against the exact reference and its
-#     per-component budget, bitwise vs the host emulation, guards, determinism, smem budget vs
-#     cudaFuncGetAttributes, runtime decisions (verbose) -> check_gpu_fused.txt
-#  2. check_fused (the CPU suite) on this machine -> check_fused.txt
-#  3. bench_fused: single CTA, fused persistent, and both without residual/affine (headroom),
+# scripts/device/50-fused.sh — the fused INT4 operator on the GPU: validation of every component
+# and of the fused operator through the runner, then timing. Run from the repo root with the build
+# in build-h200/; writes under $OUT/fused/. Fails soft (prints what failed, exits 0). ~1-2 minutes.
+#  1. mmaprobe validate --suite smoke --filter 'int4_fused*': every op of the int4_fused table as
+#     runner cases (guards both sides, poison, two runs, a forked child per op), against the exact
+#     per-component reference and budget, bitwise vs the host emulation, smem budget vs
+#     cudaFuncGetAttributes -> validate.txt, validate.json
+#  2. check_gpu_fused: more shapes and grid caps, the smoke suite isolated, planted bugs caught
+#     -> check_gpu_fused.txt
+#  3. check_fused (the CPU suite) on this machine -> check_fused.txt
+#  4. bench_fused: single CTA, fused persistent, and both without residual/affine (headroom),
 #     median of 30 launches after 5 warm-up -> bench.txt (two shapes)
-#  4. SASS of the fused kernels: which tensor instructions ptxas emitted (s4 IMMA or emulation)
+#  5. SASS of the fused kernels: which tensor instructions ptxas emitted (s4 IMMA or emulation)
 # budget-seconds: 100
-# Within $MMP_SCRIPT_BUDGET (run-all.sh): ~45% validation, the rest timing; the second bench shape
+# Within $MMP_SCRIPT_BUDGET (run-all.sh): ~50% validation, the rest timing; the second bench shape
 # only runs when at least 40 s are left.
 set -u
 OUT=${OUT:-out}
@@ -22,15 +25,23 @@ T=${MMP_SCRIPT_BUDGET:-120}
 t0=$(date +%s)
 left() { echo $((T - ($(date +%s) - t0) - 5)); }
 
-if [ -x "$B/suites/check_gpu_fused" ]; then
-    CK_DEFAULT_TIMEOUT=300 timeout $((T * 45 / 100)) "$B/suites/check_gpu_fused" > "$dir/check_gpu_fused.txt" 2>&1
-    note "check_gpu_fused: exit $? (0 pass, 77 skip) -> $dir/check_gpu_fused.txt"
-    grep -E "verdict|^decision" "$dir/check_gpu_fused.txt" | head -60
+if [ -x "$B/mmaprobe" ]; then
+    timeout $((T * 20 / 100)) "$B/mmaprobe" validate --suite smoke --filter 'int4_fused*' -o "$dir/validate.json" \
+        > "$dir/validate.txt" 2>&1
+    note "mmaprobe validate --suite smoke --filter 'int4_fused*': exit $? (0 pass) -> $dir/validate.txt"
+    grep -E "^int4_fused|pass, " "$dir/validate.txt" | head -20
 else
-    note "no $B/suites/check_gpu_fused"
+    note "no $B/mmaprobe"
 fi
-if [ -x "$B/suites/check_fused" ]; then
-    timeout 15 "$B/suites/check_fused" > "$dir/check_fused.txt" 2>&1
+if [ -x "$B/tests/check_gpu_fused" ]; then
+    CK_DEFAULT_TIMEOUT=300 timeout $((T * 30 / 100)) "$B/tests/check_gpu_fused" > "$dir/check_gpu_fused.txt" 2>&1
+    note "check_gpu_fused: exit $? (0 pass, 77 skip) -> $dir/check_gpu_fused.txt"
+    grep -E "^int4_fused|Checks" "$dir/check_gpu_fused.txt" | head -60
+else
+    note "no $B/tests/check_gpu_fused"
+fi
+if [ -x "$B/tests/check_fused" ]; then
+    timeout 15 "$B/tests/check_fused" > "$dir/check_fused.txt" 2>&1
     note "check_fused (CPU): exit $?"
 fi
 if [ -x "$B/bench_fused" ]; then
