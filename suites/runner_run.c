@@ -115,6 +115,7 @@ static mmp_status spawn(child *ch, const mmp_case *cases, size_t from, size_t to
         return MMP_ERR(MMP_STATUS_INTERNAL, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
+        setpgid(0, 0);   /* its own process group: a timeout or a stop kills what it started too */
         close(fds[0]);
         close(gos[1]);
         if (other && other->pid > 0) child_close_fds(other);
@@ -125,6 +126,7 @@ static mmp_status spawn(child *ch, const mmp_case *cases, size_t from, size_t to
         close(gos[0]);
         child_main(fds[1], cases, from, to, o, ctx);
     }
+    setpgid(pid, pid);   /* also here: whichever runs first */
     close(fds[1]);
     close(gos[0]);
     ch->pid = pid;
@@ -141,11 +143,36 @@ static void release(child *ch)
     ch->go = -1;
 }
 
-static void discard(child *ch)
+/* The child and everything it started (its own process group) killed at once. */
+static void kill_group(pid_t pid)
+{
+    if (pid <= 0) return;
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+}
+
+/* Reap a killed child. prompt: wait at most a fifth of a second (a process that held a CUDA
+ * context and pinned memory can take seconds to be torn down; on a stop request the partial
+ * report must not wait for that: the child is dead, the kernel reaps it when we exit). */
+static int reap(pid_t pid, int *status, int prompt)
+{
+    for (int tries = 0;; tries++) {
+        pid_t r = waitpid(pid, status, prompt ? WNOHANG : 0);
+        if (r == pid) return 1;
+        if (r < 0 && errno != EINTR) return 0;
+        if (prompt) {
+            if (tries >= 20) return 0;
+            usleep(10000);
+        }
+    }
+}
+
+static void discard(child *ch, int prompt)
 {
     if (ch->pid <= 0) return;
-    kill(ch->pid, SIGKILL);
-    while (waitpid(ch->pid, NULL, 0) < 0 && errno == EINTR) {}
+    kill_group(ch->pid);
+    int status;
+    reap(ch->pid, &status, prompt);
     child_close_fds(ch);
     ch->pid = 0;
 }
@@ -232,8 +259,8 @@ mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_
                 }
             }
             int status = 0;
-            if (!ended) kill(cur.pid, SIGKILL);
-            while (waitpid(cur.pid, &status, 0) < 0 && errno == EINTR) {}
+            if (!ended) kill_group(cur.pid);
+            reap(cur.pid, &status, stopped(o));
             child_close_fds(&cur);
             if (next >= g1) break;
             if (!why) {
@@ -256,7 +283,7 @@ mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_
         }
         g0 = g1;
     }
-    discard(&waiting);
+    discard(&waiting, stopped(o));
     return st;
 }
 
