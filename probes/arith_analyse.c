@@ -98,19 +98,6 @@ static size_t random_bad(fam *F, const mmp_model_params *p)
     return bad;
 }
 
-void mmp_arith_add_feature(mmp_arith_report *r, const char *name, int ok, const char *method,
-                           const char *fmt, ...)
-{
-    if (r->nf >= (int)(sizeof r->f / sizeof r->f[0])) return;
-    mmp_arith_feature *f = &r->f[r->nf++];
-    snprintf(f->name, sizeof f->name, "%s", name);
-    snprintf(f->method, sizeof f->method, "%s", method);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(f->value, sizeof f->value, fmt, ap);
-    va_end(ap);
-    f->ok = ok;
-}
 #define add_feature mmp_arith_add_feature
 
 static const char *rname(mmp_round r)

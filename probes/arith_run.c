@@ -120,7 +120,7 @@ static int capture_in_child(const arith_opts *o, const char *dir, FILE *text)
             char path[4096];
             if (st == MMP_STATUS_OK) {
                 snprintf(path, sizeof path, "%s/%s.bin", dir, ins[i].id);
-                st = mmp_capture_write_bin(cap, path);
+                st = mmp_capture_write_bin(path, cap);
             }
             if (st != MMP_STATUS_OK) {
                 snprintf(path, sizeof path, "%s/%s.skip", dir, ins[i].id);
@@ -231,7 +231,7 @@ static void run_job(const pool *P, job *j)
         } else {
             snprintf(path, sizeof path, "%s/%s.txt", o->capture_dir, in->id);
         }
-        if (mmp_capture_write_subset(&cap, path, o->keep) != MMP_STATUS_OK)
+        if (mmp_capture_write_subset(path, &cap, o->keep) != MMP_STATUS_OK)
             snprintf(j->msg, sizeof j->msg, "capture not stored: %s", mmp_error_last());
     }
     if (mmp_arith_analyse(&j->rep, &cap) == MMP_STATUS_OK) {

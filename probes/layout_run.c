@@ -84,7 +84,7 @@ static mmp_status report_one(run_state *rs, mmp_layout_capture *cap)
         memcpy(cap->source, src, sizeof src);
     }
     mmp_layout_report rep;
-    MMP_TRY(mmp_layout_analyze(&rep, cap));
+    MMP_TRY(mmp_layout_analyse(&rep, cap));
     if (!rep.consistent) rs->n_inconsistent++;
     else if (!rep.documented) rs->n_discovered++;
     else if (rep.differences) rs->n_differ++;

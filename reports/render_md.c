@@ -68,7 +68,7 @@ void mmp_report_print_md(FILE *out, const mmp_run *run)
 
     mmp_summary_row *rows = NULL;
     size_t n = 0;
-    if (mmp_report_summarize(&rows, &n, run) != MMP_STATUS_OK) return;
+    if (mmp_report_summarise(&rows, &n, run) != MMP_STATUS_OK) return;
     char *done = calloc(n ? n : 1, 1);
     for (size_t i = 0; done && i < n; i++) {
         if (done[i]) continue;

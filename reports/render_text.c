@@ -26,7 +26,7 @@ void mmp_report_print_text(FILE *out, const mmp_run *run)
         fprintf(out, "# PARTIAL run (interrupted by %s)\n", run->interrupted_by[0] ? run->interrupted_by : "?");
     mmp_summary_row *rows = NULL;
     size_t n = 0;
-    if (mmp_report_summarize(&rows, &n, run) != MMP_STATUS_OK) {
+    if (mmp_report_summarise(&rows, &n, run) != MMP_STATUS_OK) {
         fprintf(out, "(out of memory summarising the run)\n");
         return;
     }

@@ -103,7 +103,7 @@ mmp_status mmp_report_write_json_stream(FILE *out, const mmp_run *run)
     mmp_jw_end_array(&w);
     mmp_summary_row *rows = NULL;
     size_t n_rows = 0;
-    MMP_TRY(mmp_report_summarize(&rows, &n_rows, run));
+    MMP_TRY(mmp_report_summarise(&rows, &n_rows, run));
     mmp_jw_key(&w, "summary");
     mmp_jw_begin_array(&w);
     for (size_t i = 0; i < n_rows; i++) {
@@ -288,7 +288,7 @@ static int verdict_rank(mmp_verdict v)
     return v == MMP_VERDICT_FAIL ? 3 : v == MMP_VERDICT_ERROR ? 2 : v == MMP_VERDICT_PASS ? 1 : 0;
 }
 
-mmp_status mmp_report_summarize(mmp_summary_row **rows_out, size_t *n_out, const mmp_run *run)
+mmp_status mmp_report_summarise(mmp_summary_row **rows_out, size_t *n_out, const mmp_run *run)
 {
     *rows_out = NULL;
     *n_out = 0;

@@ -18,7 +18,7 @@
  * Library use (host only, no GPU):
  *   mmp_layout_capture cap; mmp_layout_capture_init(&cap);
  *   mmp_layout_capture_read(&cap, "tests/data/captures/layout/synthetic/mma.m16n8k16.f32.f16.txt");
- *   mmp_layout_report rep; mmp_layout_analyze(&rep, &cap);       // coverage, duplicates, PTX diff
+ *   mmp_layout_report rep; mmp_layout_analyse(&rep, &cap);       // coverage, duplicates, PTX diff
  *   mmp_layout_print_text(stdout, &cap, &rep);                    // table + picture per fragment
  *   mmp_layout_capture_clear(&cap);
  *
@@ -184,7 +184,7 @@ typedef struct mmp_layout_report {
 } mmp_layout_report;
 
 /* Analyse cap against its documented mapping (looked up by id; none: discovery only). */
-mmp_status mmp_layout_analyze(mmp_layout_report *rep, const mmp_layout_capture *cap);
+mmp_status mmp_layout_analyse(mmp_layout_report *rep, const mmp_layout_capture *cap);
 /* "lanes 3, 7" style list of differing lanes into buf. */
 char *mmp_layout_lanes_format(char *buf, size_t size, const uint32_t lanes[4]);
 

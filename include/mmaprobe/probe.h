@@ -83,15 +83,15 @@ void mmp_capture_clear(mmp_capture *cap);
 /* Append one vector (values exact in the formats); returns MMP_STATUS_NO_MEMORY on failure. */
 mmp_status mmp_capture_add(mmp_capture *cap, const char *probe, const uint32_t *a,
                            const uint32_t *b, uint32_t c, uint32_t d);
-mmp_status mmp_capture_write(const mmp_capture *cap, const char *path);
+mmp_status mmp_capture_write(const char *path, const mmp_capture *cap);
 /* Reads "<file>.xz" through `xz -dc`. FP8 inputs are rounded to their format (nearest-even,
  * what the GPU upload does); cap->inputs_rounded counts the words that changed. */
 mmp_status mmp_capture_read(mmp_capture *cap, const char *path);
 /* Binary form (same machine; the GPU child hands captures to the parent this way). */
-mmp_status mmp_capture_write_bin(const mmp_capture *cap, const char *path);
+mmp_status mmp_capture_write_bin(const char *path, const mmp_capture *cap);
 mmp_status mmp_capture_read_bin(mmp_capture *cap, const char *path);
 /* Text capture with every designed vector and the first keep random ("rand*") ones. */
-mmp_status mmp_capture_write_subset(const mmp_capture *cap, const char *path, size_t keep);
+mmp_status mmp_capture_write_subset(const char *path, const mmp_capture *cap, size_t keep);
 
 /* fp32 pattern <-> value helpers for capture words */
 uint32_t mmp_probe_bits(double x);

@@ -76,14 +76,15 @@ typedef struct mmp_summary_row {
     mmp_verdict verdict;           /* FAIL > ERROR > PASS > SKIP */
 } mmp_summary_row;
 /* rows is malloc'ed (free it); *n may be 0. */
-mmp_status mmp_report_summarize(mmp_summary_row **rows, size_t *n, const mmp_run *run);
+mmp_status mmp_report_summarise(mmp_summary_row **rows, size_t *n, const mmp_run *run);
 /* Counts over all cases; returns the process exit code a run deserves (0 or 1). */
 int mmp_report_counts(const mmp_run *run, int64_t counts[MMP_VERDICT_COUNT_]);
 
 typedef enum mmp_report_format {
     MMP_REPORT_TEXT, MMP_REPORT_MD, MMP_REPORT_JUNIT, MMP_REPORT_HTML, MMP_REPORT_FORMAT_COUNT_
 } mmp_report_format;
-int mmp_report_format_from_name(mmp_report_format *f, const char *name);  /* 0 ok, -1 unknown */
+/* MMP_STATUS_INVALID for an unknown name ("markdown" is md). */
+mmp_status mmp_report_format_from_name(mmp_report_format *f, const char *name);
 mmp_status mmp_report_render(FILE *out, const mmp_run *run, mmp_report_format format);
 void mmp_report_print_md(FILE *out, const mmp_run *run);
 void mmp_report_print_junit(FILE *out, const mmp_run *run);
