@@ -332,7 +332,7 @@ void mmp_report_print_html(FILE *out, const mmp_run *run)
     mmp_svg_histogram(out, hist);
     fputs("</div>\n", out);
 
-    if (run->probes_json) mmp_html_probes(out, run->probes_json);
+    if (run->probes) mmp_html_probes(out, run->probes);
 
     fputs("<h2>Environment</h2>\n", out);
     env_table(out, &run->env);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "mmaprobe/layout.h"
+#include "mmaprobe/probe.h"
 #include "tests/check_main.h"
 
 #define CAPDIR MMP_SOURCE_DIR "/tests/data/captures/layout"
@@ -284,26 +285,38 @@ END_TEST
 START_TEST(test_run_from_capture)
 {
     /* the entry point on the stored synthetic captures: every one matches, exit 0, JSON made */
-    char *tbuf = NULL, *jbuf = NULL;
-    size_t tlen = 0, jlen = 0;
-    FILE *t = open_memstream(&tbuf, &tlen), *j = open_memstream(&jbuf, &jlen);
+    char *tbuf = NULL;
+    size_t tlen = 0;
+    FILE *t = open_memstream(&tbuf, &tlen);
     char *argv[] = {"layout", "--from-capture", CAPDIR "/synthetic", "--quiet"};
-    int rc = mmp_probe_layout_run(t, j, 4, argv);
-    fclose(t); fclose(j);
+    mmp_probe_results res;
+    mmp_probe_results_init(&res);
+    int rc = mmp_probe_layout_run(&res.layout, t, 4, argv);
+    fclose(t);
     ck_assert_msg(rc == 0, "rc %d: %s", rc, tbuf);
     ck_assert_ptr_nonnull(strstr(tbuf, "# "));                     /* environment header */
-    char want[64];
-    snprintf(want, sizeof want, "\"match\":%zu,", mmp_layout_doc_count());
-    ck_assert_msg(strstr(jbuf, want) != NULL, "%s", want);
-    free(tbuf); free(jbuf);
+    ck_assert_int_eq(res.layout.present, 1);
+    ck_assert_int_eq(res.layout.n_match, (int)mmp_layout_doc_count());
+    ck_assert_uint_eq(res.layout.n, mmp_layout_doc_count());
+    ck_assert_str_eq(res.layout.mode, "from-capture");
+    for (size_t i = 0; i < res.layout.n; i++) {
+        const mmp_layout_result *c = &res.layout.items[i];
+        ck_assert_msg(c->consistent && c->documented && c->differences == 0, "%s", c->id);
+        ck_assert_ptr_nonnull(c->frags[0].owner);
+    }
+    free(tbuf);
+    mmp_probe_results_clear(&res);
     /* the planted capture: exit 1 */
     t = open_memstream(&tbuf, &tlen);
     char *argv2[] = {"layout", "--from-capture", CAPDIR "/planted"};
-    ck_assert_int_eq(mmp_probe_layout_run(t, NULL, 3, argv2), 1);
+    mmp_probe_results_init(&res);
+    ck_assert_int_eq(mmp_probe_layout_run(&res.layout, t, 3, argv2), 1);
+    ck_assert_int_eq(res.layout.n_differ, 1);
+    mmp_probe_results_clear(&res);
     fclose(t);
     free(tbuf);
     char *argv3[] = {"layout", "--bogus"};
-    ck_assert_int_eq(mmp_probe_layout_run(NULL, NULL, 2, argv3), 2);
+    ck_assert_int_eq(mmp_probe_layout_run(&res.layout, NULL, 2, argv3), 2);
 }
 END_TEST
 
