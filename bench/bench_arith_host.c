@@ -49,7 +49,7 @@ int main(int argc, char **argv)
         double t1 = now();
         if (mmp_arith_model_outputs(&cap, row ? &row->params : NULL) != MMP_STATUS_OK) { puts(mmp_error_last()); return 4; }
         double t2 = now();
-        if (mmp_capture_write_bin(&cap, path) != MMP_STATUS_OK || mmp_capture_read_bin(&back, path) != MMP_STATUS_OK) {
+        if (mmp_capture_write_bin(path, &cap) != MMP_STATUS_OK || mmp_capture_read_bin(&back, path) != MMP_STATUS_OK) {
             puts(mmp_error_last());
             return 3;
         }

@@ -2,10 +2,10 @@
  *                               [--from-capture D] [arith options, see probes/arith_cli.c:
  *                               --synthetic, --instr, --random, --seed, --capture-keep, --threads]`
  *
- * Runs the chosen probe groups (all three when none is named), prints the environment header
- * and readable text to stdout, and writes one JSON document with "env", "arith", "layout",
- * "memory" keys. The layout and memory groups come from other modules; until they are linked
- * their weak defaults report "not built". Exit: 0 pass, 1 a probe found a mismatch or failed,
+ * Runs the chosen probe groups (arith and layout when none is named), prints the environment
+ * header, each group's text and the compact result tables to stdout, and collects the groups'
+ * typed results (probe.h) into one run document (kind "probe") that --json FILE writes
+ * atomically (mmp_report_write_json). Exit: 0 pass, 1 a probe found a mismatch or failed,
  * 2 usage, 3 no device / unwritable output.
  */
 #include <stdio.h>
@@ -17,22 +17,6 @@
 #include "mmaprobe/reference.h"
 #include "mmaprobe/probe.h"
 #include "mmaprobe/report.h"
-
-__attribute__((weak)) int mmp_probe_layout_run(FILE *text, FILE *json, int argc, char **argv)
-{
-    (void)argc; (void)argv;
-    if (text) fprintf(text, "# layout probes: not built into this binary\n");
-    if (json) fprintf(json, "  \"layout\": null");
-    return MMP_EXIT_PASS;
-}
-
-__attribute__((weak)) int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv)
-{
-    (void)argc; (void)argv;
-    if (text) fprintf(text, "# memory probes: not built into this binary\n");
-    if (json) fprintf(json, "  \"memory\": null");
-    return MMP_EXIT_PASS;
-}
 
 static void usage(FILE *f)
 {
@@ -110,56 +94,27 @@ int mmp_cli_probe(int argc, char **argv)
     mmp_env_capture(&env, device, 0, argc, argv);
     snprintf(env.blas, sizeof env.blas, "%s", mmp_ref_blas_name());
     mmp_env_print(stdout, &env, "# ");
-    /* the probes object: {"arith": ..., "layout": ..., "memory": ...}; a group writes either a
-     * bare value or `"<key>": value` into a buffer; an empty one becomes null */
-    char *doc = NULL;
-    size_t doc_len = 0;
-    FILE *probes = open_memstream(&doc, &doc_len);
-    if (!probes) { rc = MMP_EXIT_INTERNAL; goto out; }
-    fprintf(probes, "{");
-    static const struct {
-        const char *key;
-        int group;
-        int (*run)(FILE *, FILE *, int, char **);
-    } groups[] = {{"arith", G_ARITH, mmp_probe_arith_run},
-                  {"layout", G_LAYOUT, mmp_probe_layout_run},
-                  {"memory", G_MEMORY, mmp_probe_memory_run}};
-    int any = 0;
-    for (int g = 0; g < 3; g++) {
-        if (!(on & groups[g].group)) continue;
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&buf, &len);   /* never NULL for a group */
-        int sub = groups[g].run(stdout, mem, sub_argc[g], sub_argv[g]);
-        if (sub > rc) rc = sub;
-        if (mem) fclose(mem);
-        const char *v = buf ? buf : "";
-        while (*v == ' ' || *v == '\n' || *v == '\t') v++;
-        size_t kl = strlen(groups[g].key);
-        if (any) fprintf(probes, ",");
-        if (!*v) fprintf(probes, "\"%s\":null", groups[g].key);
-        else if (v[0] == '"' && !strncmp(v + 1, groups[g].key, kl) && v[1 + kl] == '"') fprintf(probes, "%s", v);
-        else fprintf(probes, "\"%s\":%s", groups[g].key, v);
-        free(buf);
-        any = 1;
-    }
-    fprintf(probes, "}");
-    fclose(probes);
+    mmp_run run;
+    mmp_run_init(&run);
+    run.env = env;
+    snprintf(run.kind, sizeof run.kind, "probe");
+    run.complete = 1;
+    run.probes = malloc(sizeof *run.probes);
+    if (!run.probes) { rc = MMP_EXIT_INTERNAL; goto out; }
+    mmp_probe_results_init(run.probes);
+    int sub;
+    if (on & G_ARITH) { sub = mmp_probe_arith_run(&run.probes->arith, stdout, sub_argc[0], sub_argv[0]); if (sub > rc) rc = sub; }
+    if (on & G_LAYOUT) { sub = mmp_probe_layout_run(&run.probes->layout, stdout, sub_argc[1], sub_argv[1]); if (sub > rc) rc = sub; }
+    if (on & G_MEMORY) { sub = mmp_probe_memory_run(&run.probes->memory, stdout, sub_argc[2], sub_argv[2]); if (sub > rc) rc = sub; }
+    mmp_report_print_probes(stdout, &run, 0);
     if (json_path) {
-        mmp_run run;
-        mmp_run_init(&run);
-        run.env = env;
-        snprintf(run.kind, sizeof run.kind, "probe");
-        run.complete = 1;
-        mmp_status st = mmp_run_set_probes(&run, doc);
-        if (st == MMP_STATUS_OK) st = mmp_report_write_json(json_path, &run);
+        mmp_status st = mmp_report_write_json(json_path, &run);
         if (st != MMP_STATUS_OK) {
             fprintf(stderr, "mmaprobe probe: %s\n", mmp_error_last());
             if (rc < mmp_status_exit_code(st)) rc = mmp_status_exit_code(st);
         }
-        mmp_run_clear(&run);
     }
-    free(doc);
+    mmp_run_clear(&run);
 out:
     for (int g = 0; g < 3; g++) free(sub_argv[g]);
     return rc;

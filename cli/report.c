@@ -15,7 +15,7 @@ int mmp_cli_report(int argc, char **argv)
     mmp_report_format fmt = MMP_REPORT_TEXT;
     for (int i = 1; i < argc; i++) {
         if ((v = mmp_cli_opt_value(argc, argv, &i, "--format"))) {
-            if (mmp_report_format_from_name(&fmt, v)) return mmp_cli_doc_usage("report", "unknown format (text, md, junit, html)", v);
+            if (mmp_report_format_from_name(&fmt, v) != MMP_STATUS_OK) return mmp_cli_doc_usage("report", "unknown format (text, md, junit, html)", v);
         } else if ((v = mmp_cli_opt_value(argc, argv, &i, "-o")) || (v = mmp_cli_opt_value(argc, argv, &i, "--output"))) {
             if (!*v) return mmp_cli_doc_usage("report", "-o needs a file name", NULL);
             outp = v;

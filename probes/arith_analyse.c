@@ -14,7 +14,6 @@
 
 #include "mmaprobe/probe.h"
 #include "arith_internal.h"
-#include "mmaprobe/json.h"
 
 typedef struct fam {
     const mmp_capture *cap;
@@ -98,19 +97,6 @@ static size_t random_bad(fam *F, const mmp_model_params *p)
     return bad;
 }
 
-void mmp_arith_add_feature(mmp_arith_report *r, const char *name, int ok, const char *method,
-                           const char *fmt, ...)
-{
-    if (r->nf >= (int)(sizeof r->f / sizeof r->f[0])) return;
-    mmp_arith_feature *f = &r->f[r->nf++];
-    snprintf(f->name, sizeof f->name, "%s", name);
-    snprintf(f->method, sizeof f->method, "%s", method);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(f->value, sizeof f->value, fmt, ap);
-    va_end(ap);
-    f->ok = ok;
-}
 #define add_feature mmp_arith_add_feature
 
 static const char *rname(mmp_round r)
@@ -463,57 +449,4 @@ void mmp_arith_report_print(FILE *out, const mmp_arith_report *r)
     fprintf(out, "  replay: %zu/%zu random vectors and %zu/%zu in all differ from the fitted model%s%s\n",
             r->random_mismatches, r->n_random, r->total_mismatches, r->n_total,
             r->mismatch_example[0] ? "; first: " : "", r->mismatch_example);
-}
-
-
-void mmp_arith_report_json(FILE *out, const mmp_arith_report *r, int last)
-{
-    char desc[320];
-    mmp_model_params_format(desc, sizeof desc, &r->fitted);
-    fprintf(out, "    {\"instruction\": ");
-    mmp_json_quote(out, r->instruction);
-    fprintf(out, ", \"sass\": ");
-    mmp_json_quote(out, r->sass);
-    fprintf(out, ", \"device\": ");
-    mmp_json_quote(out, r->device);
-    fprintf(out, ", \"origin\": ");
-    mmp_json_quote(out, r->origin);
-    fprintf(out, ", \"native\": %s, \"path\": ", r->native > 0 ? "true" : r->native == 0 ? "false" : "null");
-    mmp_json_quote(out, r->path_note);
-    fprintf(out, ",\n     \"features\": [");
-    for (int i = 0; i < r->nf; i++) {
-        fprintf(out, "%s\n       {\"name\": ", i ? "," : "");
-        mmp_json_quote(out, r->f[i].name);
-        fprintf(out, ", \"value\": ");
-        mmp_json_quote(out, r->f[i].value);
-        fprintf(out, ", \"consistent\": %s, \"method\": ", r->f[i].ok ? "true" : "false");
-        mmp_json_quote(out, r->f[i].method);
-        fputc('}', out);
-    }
-    const mmp_model_params *p = &r->fitted;
-    if (r->integer) {
-        fprintf(out, "],\n     \"model\": {\"integer\": true, \"overflow\": \"%s\", \"clamp\": \"%s\"}",
-                r->int_saturates ? "saturate" : "wrap", r->int_stepwise ? "each addition" : "once");
-        fprintf(out, ",\n     \"random_vectors\": %zu, \"random_mismatches\": %zu, \"vectors\": %zu, "
-                     "\"mismatches\": %zu, \"first_mismatch\": ",
-                r->n_random, r->random_mismatches, r->n_total, r->total_mismatches);
-        mmp_json_quote(out, r->mismatch_example);
-        fprintf(out, "}%s\n", last ? "" : ",");
-        return;
-    }
-    fprintf(out, "],\n     \"model\": {\"promote\": %d, \"emulate_f16\": %d, \"interleave\": %d, \"c_fadd\": %d, ",
-            p->promote, p->emulate_f16, p->interleave, p->c_fadd);
-    fprintf(out, "\"block_size\": %d, \"extra_align_bits\": %d, \"result_frac_bits\": %d, "
-                 "\"out_round\": \"%s\", \"align_round\": \"%s\", \"align_floor\": %d, \"in_subnormals\": %d, "
-                 "\"out_subnormals\": %d, \"c_unused\": %d, \"unit_roundoff\": %.17g, \"text\": ",
-            p->block_size, p->extra_align_bits, p->result_frac_bits,
-            p->out_round == MMP_ROUND_NEAREST_EVEN ? "rn" : "rz",
-            p->align_round == MMP_ROUND_DOWN ? "rd" : "rz", p->align_floor, p->in_subnormals,
-            p->out_subnormals, p->c_unused, mmp_model_unit_roundoff(p));
-    mmp_json_quote(out, desc);
-    fprintf(out, "},\n     \"random_vectors\": %zu, \"random_mismatches\": %zu, \"vectors\": %zu, "
-                 "\"mismatches\": %zu, \"first_mismatch\": ",
-            r->n_random, r->random_mismatches, r->n_total, r->total_mismatches);
-    mmp_json_quote(out, r->mismatch_example);
-    fprintf(out, "}%s\n", last ? "" : ",");
 }

@@ -41,8 +41,6 @@ static const int_fmt *int_fmt_of(mmp_format f)
     return NULL;
 }
 
-int mmp_arith_is_integer(mmp_format f) { return int_fmt_of(f) != NULL; }
-
 static uint32_t w32(int64_t v) { return (uint32_t)(uint64_t)v; }
 
 static int32_t i32(uint32_t w)

@@ -97,7 +97,7 @@ static int fparse(mmp_format *f, const char *s)
     return 0;
 }
 
-mmp_status mmp_capture_write(const mmp_capture *cap, const char *path)
+mmp_status mmp_capture_write(const char *path, const mmp_capture *cap)
 {
     FILE *f = fopen(path, "w");
     if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
@@ -251,7 +251,7 @@ mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
  * probe[24], c, d, and the input words (2k per vector). Same-machine only (host byte order). */
 static const char bin_magic[8] = {'M', 'M', 'P', 'C', 'A', 'P', 'B', '1'};
 
-mmp_status mmp_capture_write_bin(const mmp_capture *cap, const char *path)
+mmp_status mmp_capture_write_bin(const char *path, const mmp_capture *cap)
 {
     FILE *f = fopen(path, "wb");
     if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
@@ -329,7 +329,7 @@ mmp_status mmp_capture_read_bin(mmp_capture *cap, const char *path)
 }
 
 /* Write the text capture keeping every designed vector and the first `keep` random ones. */
-mmp_status mmp_capture_write_subset(const mmp_capture *cap, const char *path, size_t keep)
+mmp_status mmp_capture_write_subset(const char *path, const mmp_capture *cap, size_t keep)
 {
     mmp_capture sub = *cap;
     mmp_capture_vec *v = malloc((cap->count ? cap->count : 1) * sizeof *v);
@@ -342,7 +342,7 @@ mmp_status mmp_capture_write_subset(const mmp_capture *cap, const char *path, si
     }
     sub.v = v;
     sub.count = n;
-    mmp_status st = mmp_capture_write(&sub, path);
+    mmp_status st = mmp_capture_write(path, &sub);
     free(v);
     return st;
 }

@@ -13,7 +13,7 @@
  * CUDA is used only in a forked child, which hands each capture back as a binary file (or a
  * ".skip" file with the reason it could not run); the parent analyses the instructions in
  * parallel threads and prints them in table order. Instructions that could not be captured
- * appear in the text and JSON with their reason (e.g. a device without sm_90a for wgmma).
+ * appear in the text and the results with their reason (e.g. a device without sm_90a for wgmma).
  */
 #include <errno.h>
 #include <glob.h>
@@ -120,7 +120,7 @@ static int capture_in_child(const arith_opts *o, const char *dir, FILE *text)
             char path[4096];
             if (st == MMP_STATUS_OK) {
                 snprintf(path, sizeof path, "%s/%s.bin", dir, ins[i].id);
-                st = mmp_capture_write_bin(cap, path);
+                st = mmp_capture_write_bin(path, cap);
             }
             if (st != MMP_STATUS_OK) {
                 snprintf(path, sizeof path, "%s/%s.skip", dir, ins[i].id);
@@ -231,7 +231,7 @@ static void run_job(const pool *P, job *j)
         } else {
             snprintf(path, sizeof path, "%s/%s.txt", o->capture_dir, in->id);
         }
-        if (mmp_capture_write_subset(&cap, path, o->keep) != MMP_STATUS_OK)
+        if (mmp_capture_write_subset(path, &cap, o->keep) != MMP_STATUS_OK)
             snprintf(j->msg, sizeof j->msg, "capture not stored: %s", mmp_error_last());
     }
     if (mmp_arith_analyse(&j->rep, &cap) == MMP_STATUS_OK) {
@@ -261,17 +261,19 @@ static void *worker(void *arg)
     }
 }
 
-static void json_skip(FILE *json, const job *j, int last)
+/* The typed result of one job (state 1 analysed, 2 skipped, 3 failed). */
+static mmp_status add_result(mmp_arith_results *out, const job *j)
 {
-    fprintf(json, "    {\"instruction\": \"%s\", \"captured\": false, \"reason\": \"", j->in->id);
-    for (const char *s = j->msg; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', json);
-        if ((unsigned char)*s >= 0x20) fputc(*s, json);
-    }
-    fprintf(json, "\"}%s\n", last ? "" : ",");
+    mmp_arith_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.instruction, sizeof r.instruction, "%s", j->in->id);
+    r.state = j->state == 1 ? MMP_PROBE_STATE_ANALYSED : j->state == 2 ? MMP_PROBE_STATE_SKIPPED : MMP_PROBE_STATE_FAILED;
+    snprintf(r.reason, sizeof r.reason, "%s", j->msg);
+    if (j->state == 1) r.rep = j->rep;
+    return mmp_arith_results_add(out, &r);
 }
 
-int mmp_probe_arith_run(FILE *text, FILE *json, int argc, char **argv)
+int mmp_probe_arith_run(mmp_arith_results *out, FILE *text, int argc, char **argv)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     arith_opts o = {NULL, NULL, NULL, NULL, 100000, (size_t)-1, 1, (int)(cpus > 32 ? 32 : cpus < 1 ? 1 : cpus)};
@@ -300,8 +302,7 @@ int mmp_probe_arith_run(FILE *text, FILE *json, int argc, char **argv)
             return MMP_EXIT_ENVIRONMENT;
         }
         int crc = capture_in_child(&o, tmpdir, text ? text : stdout);
-        if (crc == MMP_EXIT_ENVIRONMENT) {
-            if (json) fprintf(json, "  \"arith\": null");
+        if (crc == MMP_EXIT_ENVIRONMENT) {   /* no device: the group has no results */
             char cmd[4200];
             snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
             if (system(cmd) != 0) fprintf(stderr, "mmaprobe probe: could not remove %s\n", tmpdir);
@@ -327,33 +328,30 @@ int mmp_probe_arith_run(FILE *text, FILE *json, int argc, char **argv)
     for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
     clock_gettime(CLOCK_MONOTONIC, &t2);
     int printed = 0;
-    size_t nshown = 0;
-    for (size_t i = 0; i < nj; i++) nshown += jobs[i].state != 0;
-    if (json) fprintf(json, "  \"arith\": [\n");
-    size_t shown = 0;
+    out->present = 1;
     for (size_t i = 0; i < nj; i++) {
         job *j = &jobs[i];
         if (j->state == 0) continue;
-        shown++;
+        if (add_result(out, j) != MMP_STATUS_OK) {
+            fprintf(stderr, "mmaprobe probe: %s\n", mmp_error_last());
+            rc = MMP_EXIT_INTERNAL;
+        }
         if (j->state == 1) {
             if (text) {
                 mmp_arith_report_print(text, &j->rep);
                 if (j->table_line[0]) fprintf(text, "  %s\n", j->table_line);
                 if (j->msg[0]) fprintf(text, "  note: %s\n", j->msg);
             }
-            if (json) mmp_arith_report_json(json, &j->rep, shown == nshown);
             if (j->rep.total_mismatches) rc = rc ? rc : MMP_EXIT_FAIL;
             printed++;
         } else {
             if (text) fprintf(text, "== %s  not captured: %s\n", j->in->id, j->msg);
-            if (json) json_skip(json, j, shown == nshown);
             if (j->state == 3) {
                 fprintf(stderr, "mmaprobe probe: %s: %s\n", j->in->id, j->msg);
                 rc = rc ? rc : (o.from_capture ? MMP_EXIT_USAGE : MMP_EXIT_FAIL);
             }
         }
     }
-    if (json) fprintf(json, "  ]");
     if (text)
         fprintf(text, "# arith: %zu instructions, %zu random vectors each; capture %.2f s, host analysis %.2f s "
                       "(%d threads)\n", nj, o.n_random,

@@ -9,7 +9,7 @@
  *   2. warp nA + c: A = B = 0, C holds a single 1 in slot c: cmap[c] = the D slot it lands in.
  * Every value is 0 or 1 of the operand's format, so the probe is exact for every type (f16,
  * bf16, tf32, e4m3, e5m2, s8/u8, s4/u4, b1 with .and.popc, f64). The host turns the table into
- * coordinates (mmp_layout_from_pairs, probes/layout_analyze.c).
+ * coordinates (mmp_layout_from_pairs, probes/layout_analyse.c).
  * Element i of a fragment sits at bits [i*bits, (i+1)*bits) of the thread's register list
  * (low to high), the PTX ISA packing. Ops the device arch lacks (e4m3 before sm_89, f64
  * m16n8k* before sm_90) compile to a stub that raises a flag: the host reports UNSUPPORTED.

@@ -1,17 +1,22 @@
-/* layout_print.c — text tables, text pictures and JSON for layout captures. */
+/* layout_print.c — text tables and text pictures of layout captures, and their typed results
+ * (what the run document holds). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mmaprobe/layout.h"
-#include "mmaprobe/json.h"
 
 #define PICTURE_CHUNK 32   /* columns per picture block, so wide matrices stay readable */
 
+const char *mmp_layout_verdict_name(int consistent, int documented, int64_t differences)
+{
+    if (!consistent) return "inconsistent";
+    if (!documented) return "discovered";
+    return differences ? "differs-from-ptx-isa" : "matches-ptx-isa";
+}
+
 static const char *verdict(const mmp_layout_report *rep)
 {
-    if (!rep->consistent) return "inconsistent";
-    if (!rep->documented) return "discovered";
-    return rep->differences ? "differs-from-ptx-isa" : "matches-ptx-isa";
+    return mmp_layout_verdict_name(rep->consistent, rep->documented, rep->differences);
 }
 
 /* First owner (lane, elem) and holder count of every cell of fragment f. */
@@ -122,63 +127,45 @@ void mmp_layout_print_text(FILE *out, const mmp_layout_capture *cap, const mmp_l
 }
 
 
-void mmp_layout_print_json(FILE *out, const mmp_layout_capture *cap, const mmp_layout_report *rep)
+mmp_status mmp_layout_result_fill(mmp_layout_result *out, const mmp_layout_capture *cap,
+                                  const mmp_layout_report *rep)
 {
+    memset(out, 0, sizeof *out);
     const mmp_layout_doc *doc = mmp_layout_doc_find(cap->id);
-    fprintf(out, "{\"id\":");
-    mmp_json_quote(out, cap->id);
-    fprintf(out, ",\"kind\":");
-    mmp_json_quote(out, cap->kind);
-    fprintf(out, ",\"instruction\":");
-    if (doc) mmp_json_quote(out, doc->ptx); else fprintf(out, "null");
-    fprintf(out, ",\"ptx_isa_section\":");
-    if (doc) mmp_json_quote(out, doc->section); else fprintf(out, "null");
-    fprintf(out, ",\"source\":");
-    mmp_json_quote(out, cap->source);
-    fprintf(out, ",\"threads\":%d,\"documented\":%s,\"consistent\":%s,\"differences\":%lld,\"verdict\":\"%s\",\"fragments\":[",
-            cap->threads, rep->documented ? "true" : "false", rep->consistent ? "true" : "false",
-            (long long)rep->differences, verdict(rep));
-    for (int f = 0; f < cap->n_frags; f++) {
-        const mmp_layout_frag *fr = &cap->frags[f];
-        const mmp_layout_frag_report *r = &rep->frags[f];
-        fprintf(out, "%s{\"name\":", f ? "," : "");
-        mmp_json_quote(out, fr->name);
-        fprintf(out, ",\"rows\":%d,\"cols\":%d,\"elems_per_lane\":%d,\"elems_per_reg\":%d,\"expected\":%lld,"
-                     "\"covered\":%lld,\"uncovered\":%lld,\"duplicated\":%lld,\"unplaced\":%lld,\"out_of_range\":%lld,"
-                     "\"documented\":%s,\"differences\":%lld,\"differing_lanes\":[",
-                fr->rows, fr->cols, fr->elems_per_lane, fr->elems_per_reg, (long long)r->expected,
-                (long long)r->covered, (long long)r->uncovered, (long long)r->duplicated, (long long)r->unplaced,
-                (long long)r->out_of_range, r->documented ? "true" : "false", (long long)r->differences);
-        int first = 1;
-        for (int l = 0; l < 128; l++)
-            if (r->differing_lanes[l / 32] >> (l % 32) & 1u) {
-                fprintf(out, "%s%d", first ? "" : ",", l);
-                first = 0;
-            }
-        fprintf(out, "],\"diffs\":[");
-        for (int d = 0; d < r->n_diffs; d++)
-            fprintf(out, "%s{\"lane\":%d,\"reg\":%d,\"elem\":%d,\"row\":%d,\"col\":%d,\"doc_row\":%d,\"doc_col\":%d}",
-                    d ? "," : "", r->diffs[d].lane, r->diffs[d].reg, r->diffs[d].elem, r->diffs[d].row,
-                    r->diffs[d].col, r->diffs[d].doc_row, r->diffs[d].doc_col);
-        fprintf(out, "]");
-        int *lane, *elem, *count;
-        if (owners(&lane, &elem, &count, cap, f) == 0) {
-            for (int pass = 0; pass < 3; pass++) {
-                fprintf(out, ",\"%s\":[", pass == 0 ? "owner" : pass == 1 ? "reg" : "holders");
-                for (int rr = 0; rr < fr->rows; rr++) {
-                    fprintf(out, "%s[", rr ? "," : "");
-                    for (int c = 0; c < fr->cols; c++) {
-                        size_t k = (size_t)rr * fr->cols + c;
-                        int v = pass == 0 ? lane[k] : pass == 1 ? (elem[k] < 0 ? -1 : elem[k] / fr->elems_per_reg) : count[k];
-                        fprintf(out, "%s%d", c ? "," : "", v);
-                    }
-                    fprintf(out, "]");
-                }
-                fprintf(out, "]");
-            }
-            free(lane); free(elem); free(count);
-        }
-        fprintf(out, "}");
+    snprintf(out->id, sizeof out->id, "%s", cap->id);
+    snprintf(out->kind, sizeof out->kind, "%s", cap->kind);
+    if (doc) {
+        snprintf(out->instruction, sizeof out->instruction, "%s", doc->ptx);
+        snprintf(out->section, sizeof out->section, "%s", doc->section);
     }
-    fprintf(out, "]}");
+    snprintf(out->source, sizeof out->source, "%s", cap->source);
+    out->threads = cap->threads;
+    out->documented = rep->documented;
+    out->consistent = rep->consistent;
+    out->differences = rep->differences;
+    out->n_frags = cap->n_frags < MMP_LAYOUT_MAX_FRAGS ? cap->n_frags : MMP_LAYOUT_MAX_FRAGS;
+    for (int f = 0; f < out->n_frags; f++) {
+        mmp_layout_frag_result *fr = &out->frags[f];
+        fr->frag = cap->frags[f];
+        fr->rep = rep->frags[f];
+        int *lane, *elem, *count;
+        if (owners(&lane, &elem, &count, cap, f) != 0) {
+            mmp_layout_result_clear(out);
+            return MMP_ERR(MMP_STATUS_NO_MEMORY, "%s: out of memory for the fragment grids", cap->id);
+        }
+        size_t cells = (size_t)fr->frag.rows * fr->frag.cols;
+        fr->owner = malloc(cells * sizeof *fr->owner);
+        fr->reg = malloc(cells * sizeof *fr->reg);
+        if (fr->owner && fr->reg)
+            for (size_t k = 0; k < cells; k++) {
+                fr->owner[k] = lane[k];
+                fr->reg[k] = elem[k] < 0 ? -1 : elem[k] / (fr->frag.elems_per_reg > 0 ? fr->frag.elems_per_reg : 1);
+            }
+        free(lane); free(elem); free(count);
+        if (!fr->owner || !fr->reg) {
+            mmp_layout_result_clear(out);
+            return MMP_ERR(MMP_STATUS_NO_MEMORY, "%s: out of memory for the fragment grids", cap->id);
+        }
+    }
+    return MMP_STATUS_OK;
 }

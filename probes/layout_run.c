@@ -1,7 +1,7 @@
 /* layout_run.c — `mmaprobe probe layout`: capture fragment layouts on the GPU (or read stored
  * captures), analyse them against the PTX ISA, print tables, pictures and JSON.
  *
- * Build/run: part of libmmp; `mmaprobe probe layout --help` (through probes/cli_probe.c), or
+ * Build/run: part of libmmp; `mmaprobe probe --layout` (through cli/probe.c), or
  *   scripts/device/30-probe.sh (probe --write-capture) on a GPU machine. Exit codes: 0 every capture is a consistent
  *   mapping and matches the PTX ISA where documented; 1 a capture is inconsistent or differs
  *   from the PTX ISA (a finding: the text names fragment, lane, register); 2 usage; 3 no device
@@ -20,13 +20,14 @@
 #include "mmaprobe/layout.h"
 
 typedef struct run_opts {
-    const char *filter, *from, *write_capture, *write_synth, *json_path;
+    const char *filter, *from, *write_capture, *write_synth;
     int device, quiet;
 } run_opts;
 
 typedef struct run_state {
-    FILE *text, *json;
-    int n_json, n_match, n_differ, n_inconsistent, n_discovered, n_skipped, n_errors;
+    FILE *text;
+    mmp_layout_results *out;
+    int n_match, n_differ, n_inconsistent, n_discovered, n_skipped, n_errors;
     const run_opts *o;
     const mmp_env *env;
 } run_state;
@@ -37,14 +38,13 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: mmaprobe probe layout [--filter S] [--from-capture DIR] [--write-capture DIR]\n"
-            "                             [--write-synthetic DIR] [--json FILE] [--device N] [--quiet]\n"
+            "                             [--write-synthetic DIR] [--device N] [--quiet]\n"
             "  Which lane and register holds which element of every mma.sync, WMMA, ldmatrix,\n"
             "  stmatrix and wgmma fragment; compared with the PTX ISA's documented mapping.\n"
             "  --filter S           only captures whose id contains S (comma-separated: any of)\n"
             "  --from-capture DIR   analyse DIR/*.txt captures instead of running on the GPU\n"
             "  --write-capture DIR  also store each GPU capture as DIR/<id>.txt\n"
             "  --write-synthetic DIR  write the PTX ISA's mappings as captures (DIR/<id>.txt) and exit\n"
-            "  --json FILE          also write the JSON object to FILE\n"
             "  --quiet              tables only, no pictures\n"
             "  exit: 0 all consistent and as documented, 1 a difference or inconsistency, 2 usage,\n"
             "        3 no device / unreadable input, 4 internal error\n");
@@ -84,7 +84,7 @@ static mmp_status report_one(run_state *rs, mmp_layout_capture *cap)
         memcpy(cap->source, src, sizeof src);
     }
     mmp_layout_report rep;
-    MMP_TRY(mmp_layout_analyze(&rep, cap));
+    MMP_TRY(mmp_layout_analyse(&rep, cap));
     if (!rep.consistent) rs->n_inconsistent++;
     else if (!rep.documented) rs->n_discovered++;
     else if (rep.differences) rs->n_differ++;
@@ -98,10 +98,11 @@ static mmp_status report_one(run_state *rs, mmp_layout_capture *cap)
             mmp_layout_print_text(rs->text, cap, &rep);
         }
     }
-    if (rs->json) {
-        fprintf(rs->json, "%s\n    ", rs->n_json++ ? "," : "");
-        mmp_layout_print_json(rs->json, cap, &rep);
-    }
+    mmp_layout_result res;
+    MMP_TRY(mmp_layout_result_fill(&res, cap, &rep));
+    mmp_status st = mmp_layout_results_add(rs->out, &res);
+    mmp_layout_result_clear(&res);
+    MMP_TRY(st);
     if (rs->o->write_capture) {
         char path[1200];
         snprintf(path, sizeof path, "%s/%s.txt", rs->o->write_capture, cap->id);
@@ -269,8 +270,7 @@ static int parse_opts(run_opts *o, int argc, char **argv)
         const char *a = argv[i];
         const char **target = !strcmp(a, "--filter") ? &o->filter : !strcmp(a, "--from-capture") ? &o->from
                             : !strcmp(a, "--write-capture") ? &o->write_capture
-                            : !strcmp(a, "--write-synthetic") ? &o->write_synth
-                            : !strcmp(a, "--json") ? &o->json_path : NULL;
+                            : !strcmp(a, "--write-synthetic") ? &o->write_synth : NULL;
         if (target || !strcmp(a, "--device")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "mmaprobe probe layout: %s needs a value\n", a);
@@ -300,7 +300,7 @@ static int parse_opts(run_opts *o, int argc, char **argv)
     return 0;
 }
 
-int mmp_probe_layout_run(FILE *text, FILE *json, int argc, char **argv)
+int mmp_probe_layout_run(mmp_layout_results *out, FILE *text, int argc, char **argv)
 {
     run_opts o;
     int rc = parse_opts(&o, argc, argv);
@@ -317,24 +317,15 @@ int mmp_probe_layout_run(FILE *text, FILE *json, int argc, char **argv)
         fprintf(stderr, "mmaprobe probe layout: %s\n", mmp_error_last());
         return MMP_EXIT_ENVIRONMENT;
     }
-    /* --json FILE: the JSON goes to a buffer, then to FILE and to the caller's stream (if any) */
-    FILE *json_caller = json;
-    char *json_buf = NULL;
-    size_t json_len = 0;
-    if (o.json_path && !(json = open_memstream(&json_buf, &json_len))) {
-        fprintf(stderr, "mmaprobe probe layout: out of memory\n");
-        return MMP_EXIT_INTERNAL;
-    }
     mmp_env env;
     mmp_status est = mmp_env_capture(&env, o.device, 0, argc, argv);   /* forks: before any CUDA use */
     snprintf(env.blas, sizeof env.blas, "%s", mmp_ref_blas_name());
     if (text) mmp_env_print(text, &env, "# ");
-    run_state rs = {text, json, 0, 0, 0, 0, 0, 0, 0, &o, &env};
-    if (json) {
-        fprintf(json, "{\"schema\":1,\"gpu\":");
-        fprintf(json, "\"%s\",\"cc\":%d,\"mode\":\"%s\",\"captures\":[", est == MMP_STATUS_OK ? env.gpu : "none",
-                env.cc_major * 10 + env.cc_minor, o.from ? "from-capture" : "gpu");
-    }
+    run_state rs = {text, out, 0, 0, 0, 0, 0, 0, &o, &env};
+    out->present = 1;
+    snprintf(out->gpu, sizeof out->gpu, "%s", est == MMP_STATUS_OK ? env.gpu : "none");
+    out->cc = env.cc_major * 10 + env.cc_minor;
+    snprintf(out->mode, sizeof out->mode, "%s", o.from ? "from-capture" : "gpu");
     mmp_status st = MMP_STATUS_OK;
     if (o.from) {
         st = run_from_dir(&rs, o.from);
@@ -344,23 +335,16 @@ int mmp_probe_layout_run(FILE *text, FILE *json, int argc, char **argv)
     } else {
         run_gpu(&rs, env.cc_major * 10 + env.cc_minor);
     }
-    if (json)
-        fprintf(json, "\n  ],\"summary\":{\"match\":%d,\"differ\":%d,\"inconsistent\":%d,\"discovered\":%d,"
-                      "\"skipped\":%d,\"errors\":%d}}",
-                rs.n_match, rs.n_differ, rs.n_inconsistent, rs.n_discovered, rs.n_skipped, rs.n_errors);
+    out->n_match = rs.n_match;
+    out->n_differ = rs.n_differ;
+    out->n_inconsistent = rs.n_inconsistent;
+    out->n_discovered = rs.n_discovered;
+    out->n_skipped = rs.n_skipped;
+    out->n_errors = rs.n_errors;
     if (text)
         fprintf(text, "\nlayout: %d match the PTX ISA, %d differ, %d inconsistent, %d discovered (undocumented), "
                       "%d skipped, %d errors\n",
                 rs.n_match, rs.n_differ, rs.n_inconsistent, rs.n_discovered, rs.n_skipped, rs.n_errors);
-    if (o.json_path) {
-        fclose(json);
-        FILE *jf = fopen(o.json_path, "w");
-        if (!jf || fwrite(json_buf, 1, json_len, jf) != json_len || fputc('\n', jf) == EOF)
-            st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", o.json_path, strerror(errno));
-        if (jf && fclose(jf) != 0 && st == MMP_STATUS_OK) st = MMP_ERR(MMP_STATUS_IO, "cannot write %s", o.json_path);
-        if (json_caller) fwrite(json_buf, 1, json_len, json_caller);
-        free(json_buf);
-    }
     if (st != MMP_STATUS_OK) {
         fprintf(stderr, "mmaprobe probe layout: %s\n", mmp_error_last());
         return mmp_status_exit_code(st);

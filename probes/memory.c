@@ -254,20 +254,3 @@ void mmp_memory_print(FILE *out, const mmp_memory_report *r)
     for (int b = 0; b < 32; b++) fputc("0123456789abcdefghijklmnopqrstuv"[b], out);
     fputc('\n', out);
 }
-
-void mmp_memory_json(FILE *out, const mmp_memory_report *r)
-{
-    fprintf(out, "{\"kernel\":\"%s\",\"warps\":%d,\"accesses\":%d,\"smem_wavefronts\":%lld,\"smem_ideal\":%lld,"
-                 "\"smem_ld_wavefronts\":%lld,\"smem_ld_ideal\":%lld,\"smem_st_wavefronts\":%lld,\"smem_st_ideal\":%lld,"
-                 "\"worst_ways\":%d,\"worst_label\":\"%s\",\"gmem_sectors\":%lld,\"gmem_ideal\":%lld,"
-                 "\"gmem_bytes\":%lld,\"gmem_l1tex_sectors\":%lld,\"gmem_efficiency\":%.6f,\"worst_gmem_efficiency\":%.6f,"
-                 "\"worst_gmem_label\":\"%s\",\"smem_bytes_per_stage\":%lld,\"smem_bytes_total\":%lld,"
-                 "\"stages\":%d,\"bank_words\":[",
-            r->kernel, r->warps, r->accesses, (long long)r->smem_wavefronts, (long long)r->smem_ideal,
-            (long long)r->smem_ld_wavefronts, (long long)r->smem_ld_ideal, (long long)r->smem_st_wavefronts,
-            (long long)r->smem_st_ideal, r->worst_ways, r->worst_label, (long long)r->gmem_sectors,
-            (long long)r->gmem_ideal, (long long)r->gmem_bytes, (long long)r->gmem_l1tex_sectors, r->gmem_efficiency, r->worst_gmem_efficiency,
-            r->worst_gmem_label, (long long)r->smem_bytes_per_stage, (long long)r->smem_bytes_total, r->stages);
-    for (int b = 0; b < 32; b++) fprintf(out, "%s%lld", b ? "," : "", (long long)r->bank_words[b]);
-    fprintf(out, "]}");
-}

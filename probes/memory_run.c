@@ -2,7 +2,7 @@
  * calibration accesses, then the measurement on the GPU, side by side.
  *
  * Measurement (`--counters auto|cupti|ncu|clock`, default auto = the first that works, in this
- * order, each refusal printed with its reason and kept in the JSON's "why"):
+ * order, each refusal printed with its reason and kept in the results' "why"):
  *   1. cupti: CUPTI's Range Profiler in a forked child (probes/memory_cupti.c; libcupti is
  *      dlopen'ed). Trusted only when every calibration row agrees with the model
  *      (mmp_memory_counters_accept); otherwise "CUPTI counters disagree with calibration <row>:
@@ -27,7 +27,6 @@
 #include "mmaprobe/memory.h"
 #include "mmaprobe/registry.h"
 #include "memory_internal.h"
-#include "mmaprobe/json.h"
 
 #ifdef MMP_HAVE_CUDA
 mmp_status mmp_memory_calib_launch(double *cycles_per_access, const mmp_memory_calib *c, int iters);
@@ -49,15 +48,14 @@ typedef struct {
 typedef mmp_memory_counters kernel_counters;
 
 
-static void analyse_calibrations(FILE *text, FILE *json, const kernel_counters *meas, int nmeas,
-                                 const double *cycles, const char *method)
+static mmp_status analyse_calibrations(mmp_memory_results *out, FILE *text, const kernel_counters *meas, int nmeas,
+                                       const double *cycles, const char *method)
 {
     size_t nc;
     const mmp_memory_calib *c = mmp_memory_calibs(&nc);
     fprintf(text, "\ncalibration accesses (one warp; lane l at byte l * stride)\n");
     fprintf(text, "  %-20s %8s %10s | %12s %10s  %s\n", "access", "model", "wavefronts", "measured", "per inst",
             "agree");
-    fprintf(json, "\"calibration\":{\"method\":\"%s\",\"rows\":[", method);
     for (size_t i = 0; i < nc; i++) {
         mmp_warp_access a;
         mmp_smem_cost cost;
@@ -84,14 +82,16 @@ static void analyse_calibrations(FILE *text, FILE *json, const kernel_counters *
         int agree = mmp_memory_calib_agree(per_inst, cost.wavefronts);
         fprintf(text, "  %-20s %6d-way %10d | %12s %10.2f  %s\n", c[i].name, cost.ways, cost.wavefronts,
                 isnan(per_inst) ? "-" : method, per_inst, isnan(per_inst) ? "not measured" : (agree ? "yes" : "DISAGREE"));
-        char mv[32];
-        if (isnan(per_inst)) snprintf(mv, sizeof mv, "null");
-        else snprintf(mv, sizeof mv, "%.4f", per_inst);
-        fprintf(json, "%s{\"name\":\"%s\",\"model_ways\":%d,\"model_wavefronts\":%d,\"measured_wavefronts\":%s,\"agree\":%s}",
-                i ? "," : "", c[i].name, cost.ways, cost.wavefronts, mv,
-                isnan(per_inst) ? "null" : (agree ? "true" : "false"));
+        mmp_memory_calib_result cr;
+        memset(&cr, 0, sizeof cr);
+        snprintf(cr.name, sizeof cr.name, "%s", c[i].name);
+        cr.model_ways = cost.ways;
+        cr.model_wavefronts = cost.wavefronts;
+        cr.measured_wavefronts = per_inst;
+        cr.agree = isnan(per_inst) ? -1 : agree;
+        MMP_TRY(mmp_memory_results_add_calib(out, &cr));
     }
-    fprintf(json, "]}");
+    return MMP_STATUS_OK;
 }
 
 #ifdef MMP_HAVE_CUDA
@@ -168,9 +168,10 @@ static int refused(FILE *text, char *why, size_t wsize, const options *o, int me
 }
 
 /* Measured figures of one kernel (counters of its first launch) beside its analysis. */
-static void compare_kernel(FILE *text, FILE *json, const kernel_counters *kc, const mmp_kernel_memmap *map,
-                           const mmp_memory_report *r, int64_t size, const char *method, int *disagreements)
+static void compare_kernel(mmp_memory_kernel_result *kr, FILE *text, const kernel_counters *kc,
+                           const mmp_kernel_memmap *map, int64_t size, const char *method, int *disagreements)
 {
+    const mmp_memory_report *r = &kr->analysis;
     double ctas = ceil((double)size / map->tile_m) * ceil((double)size / map->tile_n);
     double steps = ceil((double)size / map->tile_k);
     double wld = mmp_memory_counter(kc, MMP_MEMORY_M_WF_LD), wsm = mmp_memory_counter(kc, MMP_MEMORY_M_WF_LDSM);
@@ -188,7 +189,7 @@ static void compare_kernel(FILE *text, FILE *json, const kernel_counters *kc, co
     int gagree = !isnan(sectors) && fabs(sectors - gmodel) <= 0.15 * gmodel + 1;
     if (!isnan(ld) && !agree) (*disagreements)++;
     if (!isnan(sectors) && !gagree) (*disagreements)++;
-    char gm[96], lds[48], secs[48], ldj[32], secj[32];
+    char gm[96], lds[48], secs[48];
     if (r->gmem_l1tex_sectors != r->gmem_sectors)
         snprintf(gm, sizeof gm, "model %lld as L1TEX counts cp.async; distinct %lld", (long long)r->gmem_l1tex_sectors,
                  (long long)r->gmem_sectors);
@@ -197,20 +198,20 @@ static void compare_kernel(FILE *text, FILE *json, const kernel_counters *kc, co
     else snprintf(lds, sizeof lds, "%.1f", ld);
     if (isnan(sectors)) snprintf(secs, sizeof secs, "not measured");
     else snprintf(secs, sizeof secs, "%.1f", sectors);
-    if (isnan(ld)) snprintf(ldj, sizeof ldj, "null");
-    else snprintf(ldj, sizeof ldj, "%.3f", ld);
-    if (isnan(sectors)) snprintf(secj, sizeof secj, "null");
-    else snprintf(secj, sizeof secj, "%.3f", sectors);
     fprintf(text, "  measured (%s, per CTA per K step): shared-load wavefronts %s (model %lld) %s;"
                   " global sectors %s (%s) %s; store wavefronts %.1f (model %lld, cp.async"
                   " writes are not in this counter)\n",
             method, lds, (long long)r->smem_ld_wavefronts,
             isnan(ld) ? "-" : agree ? "agree" : "DISAGREE: the exposed map or the model is wrong", secs, gm,
             isnan(sectors) ? "-" : gagree ? "agree" : "DISAGREE", st, (long long)r->smem_st_wavefronts);
-    fprintf(json, ",\"measured\":{\"method\":\"%s\",\"smem_ld_wavefronts\":%s,\"smem_st_wavefronts\":%.3f,"
-                  "\"gmem_sectors\":%s,\"gmem_model\":%lld,\"agree\":%s,\"gmem_agree\":%s}", method, ldj, st,
-            secj, (long long)r->gmem_l1tex_sectors, isnan(ld) ? "null" : agree ? "true" : "false",
-            isnan(sectors) ? "null" : gagree ? "true" : "false");
+    kr->measured = 1;
+    snprintf(kr->method, sizeof kr->method, "%s", method);
+    kr->smem_ld_wavefronts = ld;
+    kr->smem_st_wavefronts = st;
+    kr->gmem_sectors = sectors;
+    kr->gmem_model = r->gmem_l1tex_sectors;
+    kr->agree = isnan(ld) ? -1 : agree;
+    kr->gmem_agree = isnan(sectors) ? -1 : gagree;
 }
 
 /* Picks the method (see the top of this file); fills meas/cycles; returns 0 or an exit code. */
@@ -251,7 +252,7 @@ static int measure(FILE *text, const options *o, kernel_counters *meas, int *nme
     return 0;
 }
 
-int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv)
+int mmp_probe_memory_run(mmp_memory_results *out, FILE *text, int argc, char **argv)
 {
     options o;
     const char *child = NULL, *child_kernel = NULL;
@@ -280,17 +281,17 @@ int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv)
     if (method == C_AUTO) fprintf(text, "memory measurement: none (%s); analysis only\n", why);
     else if (why[0]) fprintf(text, "memory measurement: %s (not used: %s)\n", method_names[method], why);
     else fprintf(text, "memory measurement: %s\n", method_names[method]);
-    fprintf(json, "{\"method\":\"%s\",\"why\":", method_names[method]);
-    mmp_json_quote(json, why);
-    fprintf(json, ",");
-    analyse_calibrations(text, json, nmeas ? meas : NULL, nmeas, method == C_CLOCK ? cycles : NULL, method_names[method]);
+    out->present = 1;
+    snprintf(out->method, sizeof out->method, "%s", method_names[method]);
+    snprintf(out->why, sizeof out->why, "%s", why);
+    mmp_status ast = analyse_calibrations(out, text, nmeas ? meas : NULL, nmeas, method == C_CLOCK ? cycles : NULL,
+                                          method_names[method]);
 
     /* every kernel that exposes a memory map */
     size_t nmaps;
     const mmp_kernel_memmap *const *maps = mmp_registry_memmaps(&nmaps);
     fprintf(text, "\nkernels (one CTA, one steady-state K step, M = N = K = %lld)\n", (long long)o.size);
-    fprintf(json, ",\"kernels\":[");
-    int first = 1, disagreements = 0;
+    int disagreements = 0;
     for (size_t i = 0; i < nmaps; i++) {
         if (fnmatch(o.filter, maps[i]->kernel, 0)) continue;
         const mmp_kernel_desc *d = mmp_registry_find(maps[i]->kernel, MMP_REGISTRY_DEFAULT);
@@ -299,15 +300,16 @@ int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv)
         mmp_memmap_shape shape = {o.size, o.size, o.size, o.size, o.size,
                                   d ? mmp_format_get_info((mmp_format)d->a_format)->storage_bits : 0,
                                   d ? mmp_format_get_info((mmp_format)d->b_format)->storage_bits : 0};
-        mmp_memory_report r;
-        if (mmp_memory_analyse(&r, maps[i], &shape, 1) != MMP_STATUS_OK) {
+        mmp_memory_kernel_result kr;
+        memset(&kr, 0, sizeof kr);
+        kr.agree = kr.gmem_agree = -1;
+        kr.smem_ld_wavefronts = kr.smem_st_wavefronts = kr.gmem_sectors = NAN;
+        if (mmp_memory_analyse(&kr.analysis, maps[i], &shape, 1) != MMP_STATUS_OK) {
             fprintf(text, "%s: analysis failed: %s\n", maps[i]->kernel, mmp_error_last());
             continue;
         }
-        mmp_memory_print(text, &r);
-        fprintf(json, "%s{\"analysis\":", first ? "" : ",");
-        mmp_memory_json(json, &r);
-        first = 0;
+        mmp_memory_print(text, &kr.analysis);
+        kr.gmem_model = kr.analysis.gmem_l1tex_sectors;
         kernel_counters kc[4];
         int nk = 0;
         char kwhy[256] = "";
@@ -321,12 +323,17 @@ int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv)
             snprintf(args, sizeof args, "--size %lld --launch-child %s", (long long)o.size, maps[i]->kernel);
             nk = mmp_memory_ncu_run(ncu, args, "^(?!mmp_calib_)", kc, 4, kwhy, sizeof kwhy);
         }
-        if (nk > 0) compare_kernel(text, json, &kc[0], maps[i], &r, o.size, method_names[method], &disagreements);
+        if (nk > 0) compare_kernel(&kr, text, &kc[0], maps[i], o.size, method_names[method], &disagreements);
         else if (kwhy[0]) fprintf(text, "  measured: no counters for this kernel (%s)\n", kwhy);
-        fprintf(json, "}");
+        snprintf(kr.why, sizeof kr.why, "%s", kwhy);
+        if (ast == MMP_STATUS_OK) ast = mmp_memory_results_add_kernel(out, &kr);
     }
-    fprintf(json, "],\"disagreements\":%d}", disagreements);
+    out->disagreements = disagreements;
     free(meas);
     free(cycles);
+    if (ast != MMP_STATUS_OK) {
+        fprintf(stderr, "mmaprobe probe --memory: %s\n", mmp_error_last());
+        return MMP_EXIT_INTERNAL;
+    }
     return MMP_EXIT_PASS;
 }

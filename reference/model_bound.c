@@ -3,7 +3,7 @@
  *
  * The source is a GPU of the parameter table (reference/model_presets.c) or a probe JSON that
  * `mmaprobe probe --json` wrote: its "arith" entries carry "instruction" and a "model" object
- * (probes/arith_analyse.c, mmp_arith_report_json). The JSON reader here reads only that shape:
+ * (the run document's "probes" member, reports/json_probes.c). The reader here reads only that shape:
  * every "instruction" key followed, within the same entry, by a "model" object with integer
  * and short string fields.
  */
@@ -75,7 +75,7 @@ static int int_field(int *v, const char *from, const char *to, const char *key)
 static int str_field(char *v, size_t size, const char *from, const char *to, const char *key)
 {
     char pat[48];
-    snprintf(pat, sizeof pat, "\"%s\": \"", key);
+    snprintf(pat, sizeof pat, "\"%s\":\"", key);
     const char *p = strstr(from, pat);
     if (!p || p >= to) return 0;
     p += strlen(pat);
@@ -92,18 +92,38 @@ static mmp_round round_of(const char *s)
          : !strcmp(s, "ru") ? MMP_ROUND_UP : MMP_ROUND_TOWARD_ZERO;
 }
 
+/* Drop the blanks after every ':' and ',' outside strings, so the patterns below match the
+ * compact and the spaced JSON writers alike. */
+static void squeeze(char *t)
+{
+    char *o = t;
+    int in_str = 0;
+    for (const char *p = t; *p; p++) {
+        *o++ = *p;
+        if (in_str) {
+            if (*p == '\\' && p[1]) *o++ = *++p;
+            else if (*p == '"') in_str = 0;
+        } else if (*p == '"') {
+            in_str = 1;
+        } else if (*p == ':' || *p == ',') {
+            while (p[1] == ' ' || p[1] == '\n' || p[1] == '\t' || p[1] == '\r') p++;
+        }
+    }
+    *o = 0;
+}
+
 /* Find instruction id in the probe JSON text and fill p from its model object. */
 static mmp_status from_json(mmp_model_params *p, const char *text, const char *path, const char *id,
                             mmp_format in, mmp_format out)
 {
     char pat[64];
-    snprintf(pat, sizeof pat, "\"instruction\": \"%s\"", id);
+    snprintf(pat, sizeof pat, "\"instruction\":\"%s\"", id);
     const char *e = strstr(text, pat);
     if (!e) return MMP_STATUS_UNSUPPORTED;
-    const char *next = strstr(e + 1, "\"instruction\": ");
-    const char *skip = strstr(e, "\"captured\": false");
+    const char *next = strstr(e + 1, "\"instruction\":");
+    const char *skip = strstr(e, "\"captured\":false");
     if (skip && (!next || skip < next)) return MMP_STATUS_UNSUPPORTED;   /* not captured there */
-    const char *m = strstr(e, "\"model\": {");
+    const char *m = strstr(e, "\"model\":{");
     if (!m || (next && m > next))
         return MMP_ERR(MMP_STATUS_PARSE, "%s: entry %s has no \"model\" object", path, id);
     const char *end = strchr(m, '}');
@@ -150,6 +170,7 @@ mmp_status mmp_model_bound_for_kernel(mmp_model_params *p, double *u, char *inst
     char *text = NULL;
     mmp_status st = MMP_STATUS_UNSUPPORTED;
     if (is_json && !(text = read_all(source, &st))) return st;
+    if (text) squeeze(text);
     int found = -1;
     for (int i = 0; i < n && found < 0; i++) {
         if (text) {

@@ -4,6 +4,7 @@
 
 #include "mmaprobe/result.h"
 #include "mmaprobe/json.h"
+#include "mmaprobe/probe.h"
 
 typedef struct mmp_json_ctx {
     const char *name;              /* file name for messages */
@@ -17,5 +18,8 @@ mmp_status mmp_json_read_case(const mmp_json_ctx *cx, mmp_case_result *r, const 
 mmp_status mmp_json_expect(const mmp_json_ctx *cx, const mmp_json *v, mmp_json_type t, const char *path);
 mmp_status mmp_json_read_string(const mmp_json_ctx *cx, char *dst, size_t size, const mmp_json *v,
                                 const char *path, const char *key);
+/* The typed probe results (json_probes.c): NULL writes null. */
+void mmp_json_write_probes(mmp_jw *w, const mmp_probe_results *p);
+mmp_status mmp_json_read_probes(const mmp_json_ctx *cx, mmp_probe_results *p, const mmp_json *v);
 
 #endif

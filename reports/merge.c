@@ -53,79 +53,20 @@ static mmp_status add_env(mmp_run *out, const mmp_env *e)
     return MMP_STATUS_OK;
 }
 
-/* Merge the probes objects into one object text. */
-static mmp_status merge_probes(mmp_run *out, const mmp_run *const *runs, const char *const *names, size_t n)
+/* Merge the shards' probe results: every group's entries in shard order (instructions,
+ * captures and kernels of all shards; layout counts and memory disagreements summed). */
+static mmp_status merge_probes(mmp_run *out, const mmp_run *const *runs, size_t n)
 {
-    mmp_json **docs = calloc(n, sizeof *docs);
-    char *buf = NULL;
-    size_t len = 0, have = 0;
-    mmp_status st = MMP_STATUS_OK;
-    if (!docs) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory merging probes");
-    for (size_t r = 0; r < n && st == MMP_STATUS_OK; r++)
-        if (runs[r]->probes_json) {
-            st = mmp_json_parse(&docs[r], runs[r]->probes_json, strlen(runs[r]->probes_json), names[r]);
-            have++;
+    for (size_t r = 0; r < n; r++) {
+        if (!runs[r]->probes) continue;
+        if (!out->probes) {
+            out->probes = malloc(sizeof *out->probes);
+            if (!out->probes) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory merging probes");
+            mmp_probe_results_init(out->probes);
         }
-    if (st != MMP_STATUS_OK || have == 0) goto done;
-    if (have == 1) {                                     /* one shard probed: keep its text as is */
-        for (size_t r = 0; r < n; r++)
-            if (runs[r]->probes_json) st = mmp_run_set_probes(out, runs[r]->probes_json);
-        goto done;
+        MMP_TRY(mmp_probe_results_append(out->probes, runs[r]->probes));
     }
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory merging probes"); goto done; }
-    fputc('{', f);
-    int first_key = 1;
-    for (size_t r = 0; r < n && st == MMP_STATUS_OK; r++) {
-        if (!docs[r]) continue;
-        for (size_t k = 0; k < docs[r]->n && st == MMP_STATUS_OK; k++) {
-            const char *key = docs[r]->keys[k];
-            int seen = 0;
-            for (size_t q = 0; q < r && !seen; q++) seen = docs[q] && mmp_json_get(docs[q], key);
-            if (seen) continue;                         /* written with its first occurrence */
-            const mmp_json *v = docs[r]->items[k];
-            fputs(first_key ? "\n\"" : ",\n\"", f);
-            first_key = 0;
-            mmp_json_escape(f, key, strlen(key));
-            fputs("\":", f);
-            if (v->type == MMP_JSON_ARRAY) {
-                fputc('[', f);
-                int first = 1;
-                for (size_t q = r; q < n && st == MMP_STATUS_OK; q++) {
-                    const mmp_json *w = docs[q] ? mmp_json_get(docs[q], key) : NULL;
-                    if (!w) continue;
-                    if (w->type != MMP_JSON_ARRAY) {
-                        st = MMP_ERR(MMP_STATUS_INVALID, "probe results \"%s\" is an array in %s but not in %s", key,
-                                     names[r], names[q]);
-                        break;
-                    }
-                    for (size_t e = 0; e < w->n; e++) {
-                        if (!first) fputc(',', f);
-                        first = 0;
-                        fwrite(runs[q]->probes_json + w->items[e]->src_off, 1, w->items[e]->src_len, f);
-                    }
-                }
-                fputc(']', f);
-            } else {
-                for (size_t q = r + 1; q < n && st == MMP_STATUS_OK; q++) {
-                    const mmp_json *w = docs[q] ? mmp_json_get(docs[q], key) : NULL;
-                    if (w && (w->src_len != v->src_len ||
-                              memcmp(runs[q]->probes_json + w->src_off, runs[r]->probes_json + v->src_off, v->src_len)))
-                        st = MMP_ERR(MMP_STATUS_INVALID, "probe results \"%s\" differ between %s and %s", key, names[r],
-                                     names[q]);
-                }
-                fwrite(runs[r]->probes_json + v->src_off, 1, v->src_len, f);
-            }
-        }
-    }
-    fputs("\n}", f);
-    fclose(f);
-    if (st == MMP_STATUS_OK) st = mmp_run_set_probes(out, buf);
-done:
-    free(buf);
-    for (size_t r = 0; r < n; r++) mmp_json_free(docs[r]);
-    free(docs);
-    return st;
+    return MMP_STATUS_OK;
 }
 
 mmp_status mmp_report_merge(mmp_run *out, const mmp_run *const *runs, const char *const *names, size_t n)
@@ -195,7 +136,7 @@ mmp_status mmp_report_merge(mmp_run *out, const mmp_run *const *runs, const char
         for (size_t i = 0; st == MMP_STATUS_OK && i < runs[r]->n_cases; i++)
             if (keep[base[r] + i]) st = mmp_run_add(out, &runs[r]->cases[i]);
     }
-    if (st == MMP_STATUS_OK) st = merge_probes(out, runs, names, n);
+    if (st == MMP_STATUS_OK) st = merge_probes(out, runs, n);
     free(base);
     free(refs);
     free(keep);

@@ -8,12 +8,12 @@
 
 static const char *const format_names[MMP_REPORT_FORMAT_COUNT_] = {"text", "md", "junit", "html"};
 
-int mmp_report_format_from_name(mmp_report_format *f, const char *name)
+mmp_status mmp_report_format_from_name(mmp_report_format *f, const char *name)
 {
     for (int i = 0; i < MMP_REPORT_FORMAT_COUNT_; i++)
-        if (name && strcmp(name, format_names[i]) == 0) { *f = (mmp_report_format)i; return 0; }
-    if (name && strcmp(name, "markdown") == 0) { *f = MMP_REPORT_MD; return 0; }
-    return -1;
+        if (name && strcmp(name, format_names[i]) == 0) { *f = (mmp_report_format)i; return MMP_STATUS_OK; }
+    if (name && strcmp(name, "markdown") == 0) { *f = MMP_REPORT_MD; return MMP_STATUS_OK; }
+    return MMP_ERR(MMP_STATUS_INVALID, "unknown report format '%s' (text, md, junit, html)", name ? name : "(null)");
 }
 
 mmp_status mmp_report_render(FILE *out, const mmp_run *run, mmp_report_format format)

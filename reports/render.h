@@ -11,8 +11,11 @@ void mmp_md_escape(FILE *out, const char *s);
  * except tab/newline, invalid UTF-8 becomes U+FFFD). */
 void mmp_xml_escape(FILE *out, const char *s);
 
-/* The probe section of the HTML report from the probes object text (render_probes.c). */
-void mmp_html_probes(FILE *out, const char *probes_json);
+/* The probe section of the HTML report (render_probes.c). */
+void mmp_html_probes(FILE *out, const mmp_probe_results *p);
+/* The compact tables of every probe group that ran (render_probe_tables.c). */
+enum { MMP_PROBE_TABLE_TEXT, MMP_PROBE_TABLE_MD, MMP_PROBE_TABLE_HTML };
+void mmp_probe_tables(FILE *out, const mmp_probe_results *p, int style);
 
 /* SVG pieces for the HTML report (svg.c). */
 /* Heatmap of cells (rows x cols, max |err|/bound per block) over an m x n matrix. */

@@ -89,7 +89,7 @@ static void summary_table(FILE *out, const mmp_run *run)
 {
     mmp_summary_row *rows;
     size_t n;
-    if (mmp_report_summarize(&rows, &n, run) != MMP_STATUS_OK) return;
+    if (mmp_report_summarise(&rows, &n, run) != MMP_STATUS_OK) return;
     fputs("<table><tr><th>precision</th><th>kernel</th><th>verdict</th><th>cases</th><th>pass</th><th>fail</th>"
           "<th>error</th><th>skip</th><th>worst |err|/bound</th><th>worst |err|/prob. bound</th><th>max ULP</th>"
           "<th>kernel ms (sum)</th></tr>\n", out);
@@ -332,7 +332,7 @@ void mmp_report_print_html(FILE *out, const mmp_run *run)
     mmp_svg_histogram(out, hist);
     fputs("</div>\n", out);
 
-    if (run->probes_json) mmp_html_probes(out, run->probes_json);
+    if (run->probes) mmp_html_probes(out, run->probes);
 
     fputs("<h2>Environment</h2>\n", out);
     env_table(out, &run->env);

@@ -48,8 +48,10 @@ void mmp_report_print_md(FILE *out, const mmp_run *run)
 {
     int64_t counts[MMP_VERDICT_COUNT_];
     int code = mmp_report_counts(run, counts);
-    fprintf(out, "## mmaprobe %s: %s\n\n", run->kind, code ? "❌ failures found" : "✅ all passed");
-    fprintf(out, "%zu cases: **%" PRId64 " PASS**, **%" PRId64 " FAIL**, **%" PRId64 " ERROR**, %" PRId64
+    int probe_only = run->probes && run->n_cases == 0;   /* a probe document: no empty case table */
+    fprintf(out, "## mmaprobe %s: %s\n\n", run->kind,
+            probe_only ? "probe results" : code ? "❌ failures found" : "✅ all passed");
+    if (!probe_only) fprintf(out, "%zu cases: **%" PRId64 " PASS**, **%" PRId64 " FAIL**, **%" PRId64 " ERROR**, %" PRId64
                  " SKIP%s\n\n",
             run->n_cases, counts[0], counts[1], counts[2], counts[3],
             run->complete ? "" : " — **partial run (interrupted)**");
@@ -65,10 +67,14 @@ void mmp_report_print_md(FILE *out, const mmp_run *run)
     mmp_md_escape(out, run->env.git_sha[0] ? run->env.git_sha : "-");
     fprintf(out, " · seed %" PRIu64 "%s</sub>\n\n", run->env.seed,
             run->n_shards ? " · merged shards" : "");
+    if (probe_only) {
+        mmp_report_print_probes(out, run, 1);
+        return;
+    }
 
     mmp_summary_row *rows = NULL;
     size_t n = 0;
-    if (mmp_report_summarize(&rows, &n, run) != MMP_STATUS_OK) return;
+    if (mmp_report_summarise(&rows, &n, run) != MMP_STATUS_OK) return;
     char *done = calloc(n ? n : 1, 1);
     for (size_t i = 0; done && i < n; i++) {
         if (done[i]) continue;
@@ -115,4 +121,5 @@ void mmp_report_print_md(FILE *out, const mmp_run *run)
     }
     if (total > shown) fprintf(out, "- … and %zu more (see the HTML or JSON report)\n", total - shown);
     if (total) fprintf(out, "\n");
+    mmp_report_print_probes(out, run, 1);
 }

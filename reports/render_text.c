@@ -24,9 +24,13 @@ void mmp_report_print_text(FILE *out, const mmp_run *run)
                 run->shards[i].device, run->shards[i].hostname, run->shards[i].started);
     if (!run->complete)
         fprintf(out, "# PARTIAL run (interrupted by %s)\n", run->interrupted_by[0] ? run->interrupted_by : "?");
+    if (run->probes && run->n_cases == 0) {      /* a probe document: its tables, no empty case table */
+        mmp_report_print_probes(out, run, 0);
+        return;
+    }
     mmp_summary_row *rows = NULL;
     size_t n = 0;
-    if (mmp_report_summarize(&rows, &n, run) != MMP_STATUS_OK) {
+    if (mmp_report_summarise(&rows, &n, run) != MMP_STATUS_OK) {
         fprintf(out, "(out of memory summarising the run)\n");
         return;
     }
@@ -64,4 +68,5 @@ void mmp_report_print_text(FILE *out, const mmp_run *run)
     for (size_t i = 0; i < run->n_cases; i++)
         for (int s = 0; s < MMP_STAGE_COUNT_; s++) stages[s] += run->cases[i].time_stage_ms[s];
     mmp_stage_print(out, stages);
+    mmp_report_print_probes(out, run, 0);
 }

@@ -29,7 +29,8 @@ void mmp_run_init(mmp_run *run)
 void mmp_run_clear(mmp_run *run)
 {
     free(run->cases);
-    free(run->probes_json);
+    if (run->probes) mmp_probe_results_clear(run->probes);
+    free(run->probes);
     free(run->shards);
     mmp_run_init(run);
 }
@@ -45,21 +46,6 @@ mmp_status mmp_run_add(mmp_run *run, const mmp_case_result *r)
     }
     run->cases[run->n_cases++] = *r;
     return MMP_STATUS_OK;
-}
-
-mmp_status mmp_run_set_probes(mmp_run *run, const char *text)
-{
-    free(run->probes_json);
-    run->probes_json = NULL;
-    if (!text) return MMP_STATUS_OK;
-    mmp_json *v;
-    MMP_TRY(mmp_json_parse(&v, text, strlen(text), "probe results"));
-    int is_obj = v->type == MMP_JSON_OBJECT;
-    size_t off = v->src_off, len = v->src_len;     /* the object without surrounding blanks */
-    mmp_json_free(v);
-    if (!is_obj) return MMP_ERR(MMP_STATUS_INVALID, "probe results must be a JSON object");
-    run->probes_json = strndup(text + off, len);
-    return run->probes_json ? MMP_STATUS_OK : MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
 }
 
 mmp_status mmp_report_write_case_line(FILE *out, const mmp_case_result *r)
@@ -103,7 +89,7 @@ mmp_status mmp_report_write_json_stream(FILE *out, const mmp_run *run)
     mmp_jw_end_array(&w);
     mmp_summary_row *rows = NULL;
     size_t n_rows = 0;
-    MMP_TRY(mmp_report_summarize(&rows, &n_rows, run));
+    MMP_TRY(mmp_report_summarise(&rows, &n_rows, run));
     mmp_jw_key(&w, "summary");
     mmp_jw_begin_array(&w);
     for (size_t i = 0; i < n_rows; i++) {
@@ -130,8 +116,7 @@ mmp_status mmp_report_write_json_stream(FILE *out, const mmp_run *run)
     for (size_t i = 0; i < run->n_cases; i++) mmp_json_write_case(&w, &run->cases[i]);
     mmp_jw_end_array(&w);
     mmp_jw_key(&w, "probes");
-    if (run->probes_json) mmp_jw_raw(&w, run->probes_json, strlen(run->probes_json));
-    else mmp_jw_null(&w);
+    mmp_json_write_probes(&w, run->probes);
     mmp_jw_end_object(&w);
     if (w.error) return MMP_ERR(MMP_STATUS_INTERNAL, "JSON writer misuse (unbalanced containers)");
     if (fflush(out) != 0 || ferror(out))
@@ -160,7 +145,7 @@ static int parse_version(int *major, int *minor, const char *s)
     return 0;
 }
 
-static mmp_status read_doc(mmp_run *run, const mmp_json *doc, const char *text, mmp_json_ctx *cx)
+static mmp_status read_doc(mmp_run *run, const mmp_json *doc, mmp_json_ctx *cx)
 {
     MMP_TRY(mmp_json_expect(cx, doc, MMP_JSON_OBJECT, "document"));
     const mmp_json *fmt = mmp_json_get(doc, "format"), *ver = mmp_json_get(doc, "schema_version");
@@ -210,9 +195,10 @@ static mmp_status read_doc(mmp_run *run, const mmp_json *doc, const char *text, 
     }
     const mmp_json *probes = mmp_json_get(doc, "probes");
     if (probes && probes->type != MMP_JSON_NULL) {
-        MMP_TRY(mmp_json_expect(cx, probes, MMP_JSON_OBJECT, "probes"));
-        run->probes_json = strndup(text + probes->src_off, probes->src_len);
-        if (!run->probes_json) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
+        run->probes = malloc(sizeof *run->probes);
+        if (!run->probes) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
+        mmp_probe_results_init(run->probes);
+        MMP_TRY(mmp_json_read_probes(cx, run->probes, probes));
     }
     return MMP_STATUS_OK;
 }
@@ -222,7 +208,7 @@ mmp_status mmp_report_read_json_text(mmp_run *run, const char *text, size_t len,
     mmp_json *doc;
     mmp_json_ctx cx = {name ? name : "<run>", 0, 0};
     MMP_TRY(mmp_json_parse(&doc, text, len, cx.name));
-    mmp_status st = read_doc(run, doc, text, &cx);
+    mmp_status st = read_doc(run, doc, &cx);
     mmp_json_free(doc);
     return st;
 }
@@ -288,7 +274,7 @@ static int verdict_rank(mmp_verdict v)
     return v == MMP_VERDICT_FAIL ? 3 : v == MMP_VERDICT_ERROR ? 2 : v == MMP_VERDICT_PASS ? 1 : 0;
 }
 
-mmp_status mmp_report_summarize(mmp_summary_row **rows_out, size_t *n_out, const mmp_run *run)
+mmp_status mmp_report_summarise(mmp_summary_row **rows_out, size_t *n_out, const mmp_run *run)
 {
     *rows_out = NULL;
     *n_out = 0;

@@ -93,7 +93,7 @@ START_TEST(test_stored_captures)
         int fd = mkstemp(tmp);
         ck_assert_int_ge(fd, 0);
         close(fd);
-        ck_assert_int_eq(mmp_capture_write(&cap, tmp), MMP_STATUS_OK);
+        ck_assert_int_eq(mmp_capture_write(tmp, &cap), MMP_STATUS_OK);
         mmp_capture back;
         ck_assert_int_eq(mmp_capture_read(&back, tmp), MMP_STATUS_OK);
         ck_assert_uint_eq(back.count, cap.count);
@@ -252,7 +252,7 @@ START_TEST(test_native_round_trip)
     int fd = mkstemp(tmp);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    ck_assert_int_eq(mmp_capture_write(&cap, tmp), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_capture_write(tmp, &cap), MMP_STATUS_OK);
     ck_assert_int_eq(mmp_capture_read(&back, tmp), MMP_STATUS_OK);
     ck_assert_int_eq(back.native, 0);
     ck_assert_str_eq(back.path_note, cap.path_note);

@@ -173,7 +173,12 @@ static void shard(mmp_run *out, const mmp_run *all, int i, int n)
             r.shard_count = n;
             ck_assert_int_eq(mmp_run_add(out, &r), MMP_STATUS_OK);
         }
-    if (i == 0 && all->probes_json) ck_assert_int_eq(mmp_run_set_probes(out, all->probes_json), MMP_STATUS_OK);
+    if (i == 0 && all->probes) {                 /* shard 0 carries the probe results */
+        out->probes = malloc(sizeof *out->probes);
+        ck_assert_ptr_nonnull(out->probes);
+        mmp_probe_results_init(out->probes);
+        ck_assert_int_eq(mmp_probe_results_append(out->probes, all->probes), MMP_STATUS_OK);
+    }
 }
 
 START_TEST(merge_shards_back)
@@ -195,7 +200,10 @@ START_TEST(merge_shards_back)
     ck_assert_uint_eq(m.n_shards, 3);
     ck_assert_str_eq(m.shards[2].hostname, "node2");
     ck_assert_int_eq(m.shards[1].device, 1);
-    ck_assert_str_eq(m.probes_json, all.probes_json);
+    ck_assert_ptr_nonnull(m.probes);
+    ck_assert_uint_eq(m.probes->layout.n, all.probes->layout.n);
+    ck_assert_uint_eq(m.probes->memory.n_kernels, all.probes->memory.n_kernels);
+    ck_assert_str_eq(m.probes->layout.items[0].id, all.probes->layout.items[0].id);
     /* every case is there exactly once, with its result */
     for (size_t i = 0; i < all.n_cases; i++) {
         size_t hits = 0;
@@ -270,20 +278,22 @@ START_TEST(merge_refuses_mismatches)
     ck_assert_msg(mmp_report_merge(&out, two, names, 2) == MMP_STATUS_OK, "%s", mmp_error_last());
     ck_assert_uint_eq(out.n_cases, all.n_cases);
     mmp_run_clear(&out);
-    /* conflicting non-array probe members */
-    ck_assert_int_eq(mmp_run_set_probes(&a, "{\"arith\":{\"x\":1},\"layout\":[1]}"), MMP_STATUS_OK);
-    ck_assert_int_eq(mmp_run_set_probes(&b, "{\"arith\":{\"x\":2},\"layout\":[2]}"), MMP_STATUS_OK);
+    /* probe results in two shards: entries concatenated in shard order, counts summed */
+    ck_assert_ptr_nonnull(a.probes);
+    ck_assert_ptr_null(b.probes);
+    b.probes = malloc(sizeof *b.probes);
+    ck_assert_ptr_nonnull(b.probes);
+    mmp_probe_results_init(b.probes);
+    ck_assert_int_eq(mmp_probe_results_append(b.probes, a.probes), MMP_STATUS_OK);
+    b.probes->layout.n_match = 2;
+    a.probes->layout.n_match = 1;
     mmp_run_init(&out);
-    ck_assert_int_eq(mmp_report_merge(&out, two, names, 2), MMP_STATUS_INVALID);
-    ck_assert(strstr(mmp_error_last(), "probe results \"arith\" differ between a.json and b.json"));
-    mmp_run_clear(&out);
-    ck_assert_int_eq(mmp_run_set_probes(&b, "{\"arith\":{\"x\":1},\"layout\":[2,3]}"), MMP_STATUS_OK);
-    mmp_run_init(&out);
-    ck_assert_int_eq(mmp_report_merge(&out, two, names, 2), MMP_STATUS_OK);
-    mmp_json *p;
-    ck_assert_int_eq(mmp_json_parse(&p, out.probes_json, strlen(out.probes_json), "merged"), MMP_STATUS_OK);
-    ck_assert_uint_eq(mmp_json_get(p, "layout")->n, 3);        /* arrays concatenated */
-    mmp_json_free(p);
+    ck_assert_msg(mmp_report_merge(&out, two, names, 2) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_uint_eq(out.probes->layout.n, 2 * a.probes->layout.n);
+    ck_assert_uint_eq(out.probes->memory.n_kernels, 2 * a.probes->memory.n_kernels);
+    ck_assert_int_eq(out.probes->layout.n_match, 3);
+    ck_assert_int_eq(out.probes->layout.items[0].frags[0].owner[1], a.probes->layout.items[0].frags[0].owner[1]);
+    ck_assert_ptr_ne(out.probes->layout.items[0].frags[0].owner, a.probes->layout.items[0].frags[0].owner);
     mmp_run_clear(&out);
     mmp_run_clear(&a);
     mmp_run_clear(&b);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "mmaprobe/layout.h"
+#include "mmaprobe/probe.h"
 #include "tests/check_main.h"
 
 #define CAPDIR MMP_SOURCE_DIR "/tests/data/captures/layout"
@@ -75,7 +76,7 @@ START_TEST(test_doc_pairs_roundtrip)
         ck_assert_int_eq(mmp_layout_pairs_from_capture(pairs, cmap, &doc), MMP_STATUS_OK);
         ck_assert_int_eq(mmp_layout_from_pairs(&rec, d, pairs, cmap), MMP_STATUS_OK);
         mmp_layout_report rep;
-        ck_assert_int_eq(mmp_layout_analyze(&rep, &rec), MMP_STATUS_OK);
+        ck_assert_int_eq(mmp_layout_analyse(&rep, &rec), MMP_STATUS_OK);
         ck_assert_msg(rep.consistent && rep.documented && rep.differences == 0, "%s: consistent %d differences %lld",
                       d->id, rep.consistent, (long long)rep.differences);
         ck_assert_uint_eq(rec.n_slots, doc.n_slots);
@@ -115,7 +116,7 @@ START_TEST(test_pairs_planted_swap)
         ck_assert_int_eq(mmp_layout_pairs_from_capture(pairs, cmap, &doc), MMP_STATUS_OK);
         ck_assert_int_eq(mmp_layout_from_pairs(&rec, d, pairs, cmap), MMP_STATUS_OK);
         mmp_layout_report rep;
-        ck_assert_int_eq(mmp_layout_analyze(&rep, &rec), MMP_STATUS_OK);
+        ck_assert_int_eq(mmp_layout_analyse(&rep, &rec), MMP_STATUS_OK);
         uint32_t want[4] = {0};
         want[0] = (1u << l1) | (1u << l2);
         char got[256];
@@ -149,7 +150,7 @@ START_TEST(test_stored_synthetic)
         ck_assert_int_eq(got.n_frags, want.n_frags);
         ck_assert_msg(!memcmp(got.slots, want.slots, got.n_slots * sizeof *got.slots), "%s differs from the formulas", path);
         mmp_layout_report rep;
-        ck_assert_int_eq(mmp_layout_analyze(&rep, &got), MMP_STATUS_OK);
+        ck_assert_int_eq(mmp_layout_analyse(&rep, &got), MMP_STATUS_OK);
         ck_assert_msg(rep.consistent && rep.documented && rep.differences == 0, "%s", d->id);
         for (int f = 0; f < rep.n_frags; f++) ck_assert_int_eq(rep.frags[f].duplicated, 0);
         mmp_layout_capture_clear(&got);
@@ -165,7 +166,7 @@ START_TEST(test_stored_planted)
     ck_assert_msg(mmp_layout_capture_read(&cap, CAPDIR "/planted/mma.m16n8k16.f32.f16.txt") == MMP_STATUS_OK, "%s",
                   mmp_error_last());
     mmp_layout_report rep;
-    ck_assert_int_eq(mmp_layout_analyze(&rep, &cap), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_layout_analyse(&rep, &cap), MMP_STATUS_OK);
     ck_assert(rep.consistent);                 /* still a bijection: only the PTX comparison sees it */
     ck_assert_int_eq(rep.frags[0].differences, 16);   /* 8 elements of lane 3 and 8 of lane 7 */
     char lanes[64];
@@ -197,7 +198,7 @@ START_TEST(test_duplicates_and_gaps)
     ck_assert_int_eq(mmp_layout_capture_add_frag(&f, &cap, "X", 8, 4, 1, 1), MMP_STATUS_OK);
     for (int l = 0; l < 32; l++) ck_assert_int_eq(mmp_layout_capture_add(&cap, f, l, 0, l / 4, l == 1 ? 0 : l % 4), MMP_STATUS_OK);
     mmp_layout_report rep;
-    ck_assert_int_eq(mmp_layout_analyze(&rep, &cap), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_layout_analyse(&rep, &cap), MMP_STATUS_OK);
     ck_assert_int_eq(rep.frags[0].duplicated, 1);
     ck_assert_int_eq(rep.frags[0].uncovered, 1);
     ck_assert(!rep.consistent);
@@ -240,7 +241,7 @@ START_TEST(test_stored_gpu)
             mmp_layout_capture_init(&cap);
             ck_assert_msg(mmp_layout_capture_read(&cap, path) == MMP_STATUS_OK, "%s", mmp_error_last());
             mmp_layout_report rep;
-            ck_assert_int_eq(mmp_layout_analyze(&rep, &cap), MMP_STATUS_OK);
+            ck_assert_int_eq(mmp_layout_analyse(&rep, &cap), MMP_STATUS_OK);
             printf("# %s/%s: %s, %lld differences from the PTX ISA\n", gpus[g], cap.id,
                    rep.consistent ? "consistent" : "INCONSISTENT", (long long)rep.differences);
             ck_assert_msg(rep.consistent, "%s is not a consistent mapping", path);
@@ -284,26 +285,38 @@ END_TEST
 START_TEST(test_run_from_capture)
 {
     /* the entry point on the stored synthetic captures: every one matches, exit 0, JSON made */
-    char *tbuf = NULL, *jbuf = NULL;
-    size_t tlen = 0, jlen = 0;
-    FILE *t = open_memstream(&tbuf, &tlen), *j = open_memstream(&jbuf, &jlen);
+    char *tbuf = NULL;
+    size_t tlen = 0;
+    FILE *t = open_memstream(&tbuf, &tlen);
     char *argv[] = {"layout", "--from-capture", CAPDIR "/synthetic", "--quiet"};
-    int rc = mmp_probe_layout_run(t, j, 4, argv);
-    fclose(t); fclose(j);
+    mmp_probe_results res;
+    mmp_probe_results_init(&res);
+    int rc = mmp_probe_layout_run(&res.layout, t, 4, argv);
+    fclose(t);
     ck_assert_msg(rc == 0, "rc %d: %s", rc, tbuf);
     ck_assert_ptr_nonnull(strstr(tbuf, "# "));                     /* environment header */
-    char want[64];
-    snprintf(want, sizeof want, "\"match\":%zu,", mmp_layout_doc_count());
-    ck_assert_msg(strstr(jbuf, want) != NULL, "%s", want);
-    free(tbuf); free(jbuf);
+    ck_assert_int_eq(res.layout.present, 1);
+    ck_assert_int_eq(res.layout.n_match, (int)mmp_layout_doc_count());
+    ck_assert_uint_eq(res.layout.n, mmp_layout_doc_count());
+    ck_assert_str_eq(res.layout.mode, "from-capture");
+    for (size_t i = 0; i < res.layout.n; i++) {
+        const mmp_layout_result *c = &res.layout.items[i];
+        ck_assert_msg(c->consistent && c->documented && c->differences == 0, "%s", c->id);
+        ck_assert_ptr_nonnull(c->frags[0].owner);
+    }
+    free(tbuf);
+    mmp_probe_results_clear(&res);
     /* the planted capture: exit 1 */
     t = open_memstream(&tbuf, &tlen);
     char *argv2[] = {"layout", "--from-capture", CAPDIR "/planted"};
-    ck_assert_int_eq(mmp_probe_layout_run(t, NULL, 3, argv2), 1);
+    mmp_probe_results_init(&res);
+    ck_assert_int_eq(mmp_probe_layout_run(&res.layout, t, 3, argv2), 1);
+    ck_assert_int_eq(res.layout.n_differ, 1);
+    mmp_probe_results_clear(&res);
     fclose(t);
     free(tbuf);
     char *argv3[] = {"layout", "--bogus"};
-    ck_assert_int_eq(mmp_probe_layout_run(NULL, NULL, 2, argv3), 2);
+    ck_assert_int_eq(mmp_probe_layout_run(&res.layout, NULL, 2, argv3), 2);
 }
 END_TEST
 

@@ -119,7 +119,12 @@ static int run_probe(char *text_out, size_t tsize, char *err_out, size_t esize, 
     char *tbuf = NULL, *jbuf = NULL;
     size_t tlen = 0, jlen = 0;
     FILE *text = open_memstream(&tbuf, &tlen), *json = open_memstream(&jbuf, &jlen);
-    int rc = mmp_probe_memory_run(text, json, a2 ? 3 : 2, argv);
+    mmp_memory_results res;
+    memset(&res, 0, sizeof res);
+    int rc = mmp_probe_memory_run(&res, text, a2 ? 3 : 2, argv);
+    if (res.present) fprintf(json, "{\"method\":\"%s\"}", res.method);   /* "": no results */
+    free(res.calib);
+    free(res.kernels);
     fclose(text);
     fclose(json);
     fflush(stderr);

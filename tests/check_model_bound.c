@@ -13,6 +13,7 @@
 
 #include "mmaprobe/model.h"
 #include "mmaprobe/probe.h"
+#include "mmaprobe/report.h"
 #include "tests/check_main.h"
 
 static mmp_model_params row(const char *gpu, const char *instr)
@@ -114,6 +115,34 @@ START_TEST(test_bound_from_table)
 }
 END_TEST
 
+/* A probe run document holding rep (after a skipped wgmma.e4m3.f32 entry when skip). */
+static mmp_status write_doc(const char *path, const mmp_arith_report *rep, int skip)
+{
+    mmp_run run;
+    mmp_run_init(&run);
+    snprintf(run.kind, sizeof run.kind, "probe");
+    run.probes = malloc(sizeof *run.probes);
+    if (!run.probes) return MMP_STATUS_NO_MEMORY;
+    mmp_probe_results_init(run.probes);
+    run.probes->arith.present = 1;
+    mmp_arith_result a;
+    memset(&a, 0, sizeof a);
+    if (skip) {
+        snprintf(a.instruction, sizeof a.instruction, "wgmma.e4m3.f32");
+        a.state = MMP_PROBE_STATE_SKIPPED;
+        snprintf(a.reason, sizeof a.reason, "x");
+        MMP_TRY(mmp_arith_results_add(&run.probes->arith, &a));
+    }
+    snprintf(a.instruction, sizeof a.instruction, "%s", rep->instruction);
+    a.state = MMP_PROBE_STATE_ANALYSED;
+    a.reason[0] = 0;
+    a.rep = *rep;
+    mmp_status st = mmp_arith_results_add(&run.probes->arith, &a);
+    if (st == MMP_STATUS_OK) st = mmp_report_write_json(path, &run);
+    mmp_run_clear(&run);
+    return st;
+}
+
 START_TEST(test_bound_from_probe_json)
 {
     /* analyse a synthetic zero-accumulator FP8 capture, write the probe JSON, read it back */
@@ -128,11 +157,9 @@ START_TEST(test_bound_from_probe_json)
     char path[] = "/tmp/mmp-check-bound-XXXXXX.json";
     int fd = mkstemps(path, 5);
     ck_assert_int_ge(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "{\n  \"env\": {\"gpu\": \"model\"},\n  \"arith\": [\n");
-    mmp_arith_report_json(f, &rep, 1);
-    fprintf(f, "  ]\n}\n");
-    fclose(f);
+    close(fd);
+    ck_assert_int_eq(write_doc(path, &rep, 0), MMP_STATUS_OK);   /* the run document probe writes */
+    FILE *f;
     mmp_model_params p;
     double u;
     char id[32];
@@ -148,11 +175,7 @@ START_TEST(test_bound_from_probe_json)
     ck_assert_int_eq(mmp_model_bound_for_kernel(&p, &u, id, sizeof id, path, MMP_FORMAT_FP16,
                                                 MMP_FORMAT_FP32, 0), MMP_STATUS_UNSUPPORTED);
     /* an instruction the probe could not capture is skipped for the next candidate */
-    f = fopen(path, "w");
-    fprintf(f, "{\"arith\": [{\"instruction\": \"wgmma.e4m3.f32\", \"captured\": false, \"reason\": \"x\"},\n");
-    mmp_arith_report_json(f, &rep, 1);
-    fprintf(f, "]}\n");
-    fclose(f);
+    ck_assert_int_eq(write_doc(path, &rep, 1), MMP_STATUS_OK);
     ck_assert_int_eq(mmp_model_bound_for_kernel(&p, &u, id, sizeof id, path, MMP_FORMAT_E4M3,
                                                 MMP_FORMAT_FP32, 1), MMP_STATUS_OK);
     ck_assert_str_eq(id, "wgmma.e4m3.f32.c0");

@@ -3,6 +3,7 @@
  * against the Jenkins junit-10.xsd with xmllint, HTML well-formed and carrying the planted
  * failure's heatmap pattern, Markdown, text), and the `report` subcommand's exit codes.
  * Regenerate tests/data/samples/planted-failure.json with MMP_REGEN_SAMPLES=1. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,9 @@ START_TEST(sample_round_trip)
     ck_assert_msg(memcmp(w1, w2, n1) == 0, "write -> read -> write changed the document");
     ck_assert_uint_eq(back.n_cases, run.n_cases);
     ck_assert_mem_eq(&back.cases[3], &run.cases[3], sizeof run.cases[3]);
-    ck_assert_str_eq(back.probes_json, run.probes_json);
+    ck_assert_ptr_nonnull(back.probes);
+    ck_assert_uint_eq(back.probes->layout.n, run.probes->layout.n);
+    ck_assert_uint_eq(back.probes->memory.n_kernels, run.probes->memory.n_kernels);
     /* the committed sample is this document, byte for byte (MMP_REGEN_SAMPLES=1 rewrites it) */
     if (getenv("MMP_REGEN_SAMPLES")) ck_assert_int_eq(mmp_report_write_json(SAMPLE, &run), MMP_STATUS_OK);
     char *committed;
@@ -393,18 +396,14 @@ START_TEST(html_well_formed_with_heatmap)
         rmdir(tmpdir);
     }
     free(h);
-    /* robust to probe members it does not know or that are malformed */
-    ck_assert_int_eq(mmp_run_set_probes(&run, "{\"layout\":{\"captures\":[{\"id\":\"<x>\",\"fragments\":[{\"name\":1},3,"
-                                              "{\"rows\":2,\"cols\":2,\"owner\":[[0],\"x\"],\"diffs\":[{\"row\":9}]}]},7]},"
-                                              "\"memory\":{\"kernels\":[{\"analysis\":{\"bank_words\":\"no\"}},{\"analysis\":"
-                                              "{\"bank_words\":[1,\"x\",-5,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}},5]},"
-                                              "\"other\":{\"a\":\"</pre>\"},\"arith\":null}"), MMP_STATUS_OK);
-    h = render(&run, MMP_REPORT_HTML, &len);
-    ck_assert(strstr(h, "a fragment without rows") && strstr(h, "without 32") && strstr(h, "&lt;/pre&gt;"));
-    ck_assert(strstr(h, "&lt;x&gt;"));
-    free(h);
-    ck_assert_int_eq(mmp_run_set_probes(&run, "[1]"), MMP_STATUS_INVALID);
-    ck_assert_int_eq(mmp_run_set_probes(&run, "{oops"), MMP_STATUS_PARSE);
+    /* a malformed probe member is a parse error naming its path */
+    static const char bad[] = "{\"format\":\"mmaprobe-run\",\"schema_version\":\"1.2\",\"env\":{},\"cases\":[],"
+                              "\"probes\":{\"arith\":{\"x\":1}}}";
+    mmp_run b2;
+    mmp_run_init(&b2);
+    ck_assert_int_eq(mmp_report_read_json_text(&b2, bad, strlen(bad), "bad"), MMP_STATUS_PARSE);
+    ck_assert_msg(strstr(mmp_error_last(), "probes.arith"), "%s", mmp_error_last());
+    mmp_run_clear(&b2);
     mmp_run_clear(&run);
 }
 END_TEST
@@ -424,6 +423,152 @@ START_TEST(md_and_text)
     ck_assert(strstr(t, "# gpu: NVIDIA H200") && strstr(t, "Failures:") && strstr(t, "12 PASS, 5 FAIL, 1 ERROR, 1 SKIP"));
     free(t);
     mmp_run_clear(&run);
+}
+END_TEST
+
+/* A typed probe document: one analysed and one skipped instruction, one capture with a
+ * difference, one measured kernel. */
+static void probe_doc(mmp_run *run)
+{
+    mmp_run_init(run);
+    snprintf(run->kind, sizeof run->kind, "probe");
+    run->probes = malloc(sizeof *run->probes);
+    ck_assert_ptr_nonnull(run->probes);
+    mmp_probe_results *p = run->probes;
+    mmp_probe_results_init(p);
+    p->arith.present = p->layout.present = p->memory.present = 1;
+    mmp_arith_result a;
+    memset(&a, 0, sizeof a);
+    snprintf(a.instruction, sizeof a.instruction, "mma.f16.f32");
+    a.rep.native = 1;
+    mmp_model_params_init(&a.rep.fitted);
+    a.rep.fitted.in_format = MMP_FORMAT_FP16;
+    a.rep.fitted.out_format = MMP_FORMAT_FP32;
+    snprintf(a.rep.sass, sizeof a.rep.sass, "HMMA.16816.F32");
+    a.rep.fitted.block_size = 16;
+    a.rep.fitted.extra_align_bits = 2;
+    a.rep.fitted.align_floor = -133;
+    a.rep.fitted.out_round = MMP_ROUND_TOWARD_ZERO;
+    a.rep.fitted.in_subnormals = a.rep.fitted.out_subnormals = 1;
+    a.rep.nf = 1;
+    snprintf(a.rep.f[0].name, sizeof a.rep.f[0].name, "block_size");
+    snprintf(a.rep.f[0].value, sizeof a.rep.f[0].value, "16");
+    a.rep.f[0].ok = 1;
+    a.rep.n_total = 1000;
+    a.rep.total_mismatches = 7;
+    ck_assert_int_eq(mmp_arith_results_add(&p->arith, &a), MMP_STATUS_OK);
+    memset(&a, 0, sizeof a);
+    snprintf(a.instruction, sizeof a.instruction, "wgmma.e4m3.f32");
+    a.state = MMP_PROBE_STATE_SKIPPED;
+    snprintf(a.reason, sizeof a.reason, "unsupported: needs sm_90a");
+    ck_assert_int_eq(mmp_arith_results_add(&p->arith, &a), MMP_STATUS_OK);
+    mmp_layout_result c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.id, sizeof c.id, "mma.m16n8k16.f32.f16");
+    snprintf(c.kind, sizeof c.kind, "mma");
+    c.consistent = c.documented = 1;
+    c.differences = 2;
+    c.n_frags = 1;
+    snprintf(c.frags[0].frag.name, sizeof c.frags[0].frag.name, "A");
+    c.frags[0].frag.rows = 2;
+    c.frags[0].frag.cols = 3;
+    c.frags[0].frag.elems_per_reg = 2;
+    c.frags[0].rep.differences = 2;
+    c.frags[0].rep.differing_lanes[0] = (1u << 3) | (1u << 7);
+    c.frags[0].owner = malloc(6 * sizeof(int32_t));
+    c.frags[0].reg = malloc(6 * sizeof(int32_t));
+    for (int k = 0; k < 6; k++) { c.frags[0].owner[k] = k; c.frags[0].reg[k] = k / 2; }
+    ck_assert_int_eq(mmp_layout_results_add(&p->layout, &c), MMP_STATUS_OK);
+    p->layout.n_differ = 1;
+    mmp_memory_kernel_result k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.analysis.kernel, sizeof k.analysis.kernel, "bf16_mma_padded");
+    k.analysis.smem_wavefronts = 640;
+    k.analysis.smem_ideal = 512;
+    k.analysis.worst_ways = 2;
+    k.analysis.bank_words[5] = 9;
+    k.measured = 1;
+    snprintf(k.method, sizeof k.method, "ncu");
+    k.smem_ld_wavefronts = 641.5;
+    k.smem_st_wavefronts = 0;
+    k.gmem_sectors = NAN;
+    k.agree = 1;
+    k.gmem_agree = -1;
+    ck_assert_int_eq(mmp_memory_results_add_kernel(&p->memory, &k), MMP_STATUS_OK);
+    snprintf(p->memory.method, sizeof p->memory.method, "ncu");
+}
+
+START_TEST(probe_results_round_trip)
+{
+    mmp_run run, back;
+    probe_doc(&run);
+    size_t n1, n2;
+    char *w1 = to_mem(&run, &n1);
+    mmp_run_init(&back);
+    ck_assert_msg(mmp_report_read_json_text(&back, w1, n1, "mem") == MMP_STATUS_OK, "%s", mmp_error_last());
+    char *w2 = to_mem(&back, &n2);
+    ck_assert_uint_eq(n1, n2);
+    ck_assert_msg(memcmp(w1, w2, n1) == 0, "write -> read -> write changed the probe results");
+    const mmp_probe_results *p = back.probes;
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(p->arith.n, 2);
+    ck_assert_int_eq(p->arith.items[0].state, MMP_PROBE_STATE_ANALYSED);
+    ck_assert_int_eq(p->arith.items[0].rep.fitted.block_size, 16);
+    ck_assert_int_eq(p->arith.items[0].rep.fitted.align_floor, -133);
+    ck_assert_uint_eq(p->arith.items[0].rep.total_mismatches, 7);
+    ck_assert_str_eq(p->arith.items[0].rep.f[0].value, "16");
+    ck_assert_int_eq(p->arith.items[1].state, MMP_PROBE_STATE_SKIPPED);
+    ck_assert_uint_eq(p->layout.n, 1);
+    ck_assert_int_eq(p->layout.items[0].frags[0].owner[5], 5);
+    ck_assert_int_eq(p->layout.items[0].frags[0].reg[5], 2);
+    ck_assert_uint_eq(p->layout.items[0].frags[0].rep.differing_lanes[0], (1u << 3) | (1u << 7));
+    ck_assert_int_eq(p->memory.kernels[0].agree, 1);
+    ck_assert_int_eq(p->memory.kernels[0].gmem_agree, -1);
+    ck_assert(isnan(p->memory.kernels[0].gmem_sectors));
+    ck_assert(p->memory.kernels[0].smem_ld_wavefronts == 641.5);
+    ck_assert_int_eq(p->memory.present, 1);
+    free(w1); free(w2);
+    mmp_run_clear(&back);
+    /* a minor-1 arith entry: "captured": false and its reason, no "state" */
+    static const char v1[] = "{\"format\":\"mmaprobe-run\",\"schema_version\":\"1.1\",\"env\":{},\"cases\":[],"
+                             "\"probes\":{\"arith\":[{\"instruction\":\"a\",\"captured\":false,\"reason\":\"failed: x\"},"
+                             "{\"instruction\":\"b\",\"captured\":false,\"reason\":\"unsupported: y\"}],\"layout\":null}}";
+    mmp_run_init(&back);
+    ck_assert_msg(mmp_report_read_json_text(&back, v1, strlen(v1), "v1") == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_int_eq(back.probes->arith.items[0].state, MMP_PROBE_STATE_FAILED);
+    ck_assert_int_eq(back.probes->arith.items[1].state, MMP_PROBE_STATE_SKIPPED);
+    ck_assert_int_eq(back.probes->layout.present, 0);
+    mmp_run_clear(&back);
+    mmp_run_clear(&run);
+}
+END_TEST
+
+START_TEST(probe_tables_in_text_and_md)
+{
+    mmp_run run;
+    probe_doc(&run);
+    for (int f = 0; f < 2; f++) {
+        size_t len;
+        char *t = render(&run, f ? MMP_REPORT_MD : MMP_REPORT_TEXT, &len);
+        ck_assert_msg(strstr(t, "mma.f16.f32") && strstr(t, "HMMA.16816.F32") && strstr(t, "7/1000"), "%s", t);
+        ck_assert_msg(strstr(t, "wgmma.e4m3.f32") && strstr(t, "skipped"), "%s", t);
+        ck_assert_msg(strstr(t, "differs-from-ptx-isa") && strstr(t, "A: 3, 7"), "%s", t);
+        ck_assert_msg(strstr(t, "padded") && strstr(t, "641.5"), "%s", t);
+        ck_assert_msg(!strstr(t, "PRECISION") && !strstr(t, "0 cases"), "a probe document rendered as a validate table: %s", t);
+        if (f) ck_assert_msg(strstr(t, "| mma.f16.f32 |"), "%s", t);
+        free(t);
+    }
+    mmp_run_clear(&run);
+}
+END_TEST
+
+START_TEST(format_names)
+{
+    mmp_report_format f = MMP_REPORT_TEXT;
+    ck_assert_int_eq(mmp_report_format_from_name(&f, "markdown"), MMP_STATUS_OK);
+    ck_assert_int_eq(f, MMP_REPORT_MD);
+    ck_assert_int_eq(mmp_report_format_from_name(&f, "pdf"), MMP_STATUS_INVALID);
+    ck_assert_int_eq(mmp_report_format_from_name(&f, NULL), MMP_STATUS_INVALID);
 }
 END_TEST
 
@@ -490,8 +635,8 @@ START_TEST(fuzz_regressions)
         mmp_run_init(&merged);
         mmp_status st = mmp_report_merge(&merged, two, names, 2);
         ck_assert_int_eq(st, MMP_STATUS_INVALID);
-        if (i == 0) ck_assert(strstr(mmp_error_last(), "with different results"));
-        else ck_assert(strstr(mmp_error_last(), "(schema 1.2) with rewritten (schema 1.1)"));
+        if (i == 0) ck_assert_msg(strstr(mmp_error_last(), "with different results"), "%s", mmp_error_last());
+        else ck_assert(strstr(mmp_error_last(), "(schema 1.3) with rewritten (schema 1.2)"));
         mmp_run_clear(&merged);
         free(w1); free(w2); free(text);
         mmp_run_clear(&run);
@@ -519,6 +664,9 @@ static Suite *report_suite(void)
     tcase_add_test(r, junit_validates);
     tcase_add_test(r, html_well_formed_with_heatmap);
     tcase_add_test(r, md_and_text);
+    tcase_add_test(r, probe_results_round_trip);
+    tcase_add_test(r, probe_tables_in_text_and_md);
+    tcase_add_test(r, format_names);
     tcase_add_test(r, cli_report_exit_codes);
     suite_add_tcase(s, r);
     return s;

@@ -19,6 +19,12 @@ done
 grep -q "NVIDIA H200" "$tmp/smoke.text" || { echo "FAIL: no environment header in the text report"; exit 1; }
 grep -q "<svg" "$tmp/smoke.html" || { echo "FAIL: no inline SVG in the HTML report"; exit 1; }
 grep -q "cublaslt_e5m2_e4m3_f32" "$tmp/smoke.md" || { echo "FAIL: the recorded failures are missing from the Markdown"; exit 1; }
+# the probe document (schema 1.1) renders its typed results: instruction and capture rows
+for f in text md; do
+  grep -q "^| *mma.f16.f32 |\|^mma.f16.f32 .*HMMA.16816.F32" "$tmp/probe.$f" || { echo "FAIL: no arith row in probe.$f"; exit 1; }
+  grep -q "mma.m16n8k16.f32.f16.*matches-ptx-isa" "$tmp/probe.$f" || { echo "FAIL: no layout row in probe.$f"; exit 1; }
+  if grep -q "PRECISION" "$tmp/probe.$f"; then echo "FAIL: probe.$f rendered as a validate table"; exit 1; fi
+done
 if command -v xmllint >/dev/null; then
   xmllint --noout --schema "$root/reports/schema/junit-10.xsd" "$tmp/smoke.junit"
 else

@@ -1,15 +1,16 @@
 /* mmaprobe/layout.h — fragment-layout probes: which lane and register holds which matrix element.
  *
- * Usage (the `mmaprobe probe` CLI calls the entry point; see probes/cli_probe.c):
- *   int rc = mmp_probe_layout_run(stdout, json, argc, argv);   // exit code (MMP_EXIT_*)
- *     mmaprobe probe layout [--filter S] [--from-capture DIR] [--write-capture DIR]
- *                           [--write-synthetic DIR] [--json FILE] [--device N] [--quiet]
+ * Usage (the `mmaprobe probe` CLI calls the entry point; see cli/probe.c):
+ *   mmp_layout_results res = {0};
+ *   int rc = mmp_probe_layout_run(&res, stdout, argc, argv);   // exit code (MMP_EXIT_*)
+ *     mmaprobe probe --layout [--filter S] [--from-capture DIR] [--write-capture DIR]
+ *                             [--write-synthetic DIR] [--device N] [--quiet]
  *   argv[0] is the subcommand's name (ignored); options start at argv[1].
  *   Without --from-capture it captures on the GPU *in the calling process* (it creates a CUDA
  *   context and does not fork afterwards; callers that fork must do so before calling it).
  *   With --from-capture it analyses stored captures (tests/data/captures/layout/, results/<gpu>/captures/layout/) and needs no GPU.
- *   Text (tables, pictures) goes to `text`, one JSON object to `json` (the "layout" member of
- *   the probe document); either may be NULL. --json FILE also writes that object to FILE.
+ *   Text (tables, pictures) goes to `text` (may be NULL); the typed results to *out (the
+ *   "layout" member of the probe document, written by reports/).
  *   Exit code: 0 all captures consistent and (where documented) equal to the PTX ISA; 1 a
  *   difference or an inconsistency (named in the text); 2 usage; 3 no device / unreadable
  *   captures; 4 internal error. --write-synthetic DIR writes the documented mappings as
@@ -18,7 +19,7 @@
  * Library use (host only, no GPU):
  *   mmp_layout_capture cap; mmp_layout_capture_init(&cap);
  *   mmp_layout_capture_read(&cap, "tests/data/captures/layout/synthetic/mma.m16n8k16.f32.f16.txt");
- *   mmp_layout_report rep; mmp_layout_analyze(&rep, &cap);       // coverage, duplicates, PTX diff
+ *   mmp_layout_report rep; mmp_layout_analyse(&rep, &cap);       // coverage, duplicates, PTX diff
  *   mmp_layout_print_text(stdout, &cap, &rep);                    // table + picture per fragment
  *   mmp_layout_capture_clear(&cap);
  *
@@ -47,8 +48,8 @@
  * coordinates are absolute (memory row/col; for ldmatrix/stmatrix row = the lane whose row
  * address was used, col = the 16-bit element within that row).
  *
- * Pictures for the HTML report: the JSON carries, per fragment, "owner": the rows x cols grid of
- * the (first) owning lane (-1: nobody) and "reg": that owner's register, so a report can draw
+ * Pictures for the HTML report: each fragment result carries "owner", the rows x cols grid of
+ * the (first) owning lane (-1: nobody), and "reg", that owner's register, so a report can draw
  * the picture itself; mmp_layout_print_picture() writes the same grid as text.
  */
 #ifndef MMAPROBE_LAYOUT_H
@@ -184,7 +185,7 @@ typedef struct mmp_layout_report {
 } mmp_layout_report;
 
 /* Analyse cap against its documented mapping (looked up by id; none: discovery only). */
-mmp_status mmp_layout_analyze(mmp_layout_report *rep, const mmp_layout_capture *cap);
+mmp_status mmp_layout_analyse(mmp_layout_report *rep, const mmp_layout_capture *cap);
 /* "lanes 3, 7" style list of differing lanes into buf. */
 char *mmp_layout_lanes_format(char *buf, size_t size, const uint32_t lanes[4]);
 
@@ -195,8 +196,47 @@ void mmp_layout_print_text(FILE *out, const mmp_layout_capture *cap, const mmp_l
 /* The matrix with the owning lane in each cell ('.' unheld, '*' after a lane: also held
  * elsewhere) and, below, the register of each cell. */
 void mmp_layout_print_picture(FILE *out, const mmp_layout_capture *cap, int frag);
-/* One JSON object for the capture (no trailing newline). */
-void mmp_layout_print_json(FILE *out, const mmp_layout_capture *cap, const mmp_layout_report *rep);
+
+/* ---- typed results (what the run document holds; probes/layout_print.c, probes/results.c) -- */
+
+/* One fragment of a capture: its shape, its analysis, and the picture as grids. */
+typedef struct mmp_layout_frag_result {
+    mmp_layout_frag frag;           /* name, rows, cols, elems_per_lane, elems_per_reg */
+    mmp_layout_frag_report rep;     /* coverage, duplicates, differences from the PTX ISA */
+    int32_t *owner;                 /* rows*cols (row-major): first owning lane, -1 nobody; or NULL */
+    int32_t *reg;                   /* rows*cols: that owner's register, -1 nobody; or NULL */
+} mmp_layout_frag_result;
+
+typedef struct mmp_layout_result {
+    char id[96], kind[16];
+    char instruction[128];          /* the documented PTX instruction, "" when undocumented */
+    char section[96];               /* the PTX ISA section of the documented mapping, or "" */
+    char source[256];
+    int32_t threads;
+    int documented, consistent;
+    int64_t differences;
+    int n_frags;
+    mmp_layout_frag_result frags[MMP_LAYOUT_MAX_FRAGS];
+} mmp_layout_result;
+
+typedef struct mmp_layout_results {
+    int present;                    /* the group ran */
+    char gpu[128], mode[64];        /* mode: "gpu" or "from-capture" */
+    int32_t cc;
+    mmp_layout_result *items;
+    size_t n, cap;
+    int32_t n_match, n_differ, n_inconsistent, n_discovered, n_skipped, n_errors;
+} mmp_layout_results;
+
+/* "matches-ptx-isa", "differs-from-ptx-isa", "discovered" or "inconsistent". */
+const char *mmp_layout_verdict_name(int consistent, int documented, int64_t differences);
+/* The typed result of one analysed capture (owner/reg grids malloc'd; free with
+ * mmp_layout_result_clear). */
+mmp_status mmp_layout_result_fill(mmp_layout_result *out, const mmp_layout_capture *cap,
+                                  const mmp_layout_report *rep);
+void mmp_layout_result_clear(mmp_layout_result *r);
+/* Append *r (its grids move into g; *r is left without them). */
+mmp_status mmp_layout_results_add(mmp_layout_results *g, mmp_layout_result *r);
 
 /* ---- GPU captures (probes/layout_capture.cu, probes/sm90a/layout_wgmma.cu) ----------------- */
 
@@ -212,7 +252,7 @@ mmp_status mmp_layout_gpu_wgmma(mmp_layout_capture *cap, int n);
 
 /* ---- the probe ---------------------------------------------------------------------------- */
 
-int mmp_probe_layout_run(FILE *text, FILE *json, int argc, char **argv);
+int mmp_probe_layout_run(mmp_layout_results *out, FILE *text, int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@
  * Per kernel (all warps' accesses of one K step, via the kernel's memmap):
  *   mmp_memory_report r;
  *   mmp_memory_analyse(&r, map, &shape);                   // totals, worst instruction, bank map
- *   mmp_memory_print(stdout, &r);  mmp_memory_json(json, &r);
+ *   mmp_memory_print(stdout, &r);
  *
  * The model (bank = (byte address / 4) mod 32; a wavefront serves at most one distinct 4-byte
  * word per bank; the same word read by several lanes is a broadcast, not a conflict):
@@ -62,7 +62,6 @@ typedef struct mmp_gmem_cost {
     int32_t sectors;       /* 32-byte sectors touched */
     int32_t ideal;         /* ceil(distinct bytes / 32) */
     int64_t bytes;         /* distinct bytes requested */
-    /* appended: */
     int32_t l1tex_sectors; /* cp.async: sectors as L1TEX counts them (see above); else = sectors */
     int32_t ldgsts_wavefronts; /* cp.async: the shared-write wavefronts of that rule; else 0 */
 } mmp_gmem_cost;
@@ -90,7 +89,7 @@ typedef struct mmp_memory_report {
     char worst_gmem_label[64];
     int64_t smem_bytes_per_stage, smem_bytes_total;
     int32_t stages, ctas_per_sm_expected;
-    /* appended: global sectors with cp.async counted as L1TEX counts them (ideal otherwise);
+    /* global sectors with cp.async counted as L1TEX counts them (distinct sectors otherwise):
      * the figure measured sectors are judged against */
     int64_t gmem_l1tex_sectors;
 } mmp_memory_report;
@@ -99,7 +98,6 @@ typedef struct mmp_memory_report {
 mmp_status mmp_memory_analyse(mmp_memory_report *out, const mmp_kernel_memmap *map,
                               const mmp_memmap_shape *shape, int kstep);
 void mmp_memory_print(FILE *out, const mmp_memory_report *r);
-void mmp_memory_json(FILE *out, const mmp_memory_report *r);   /* one JSON object */
 
 /* Calibration maps with known answers: stride-s 4/8/16-byte loads, ldmatrix with 16- and
  * 128-byte row spacing (and the padded/swizzled fixes). Each has its expected ways. */
@@ -117,12 +115,50 @@ const mmp_memory_calib *mmp_memory_calibs(size_t *count);
 /* The warp access a calibration row describes (addresses from lane * stride). */
 void mmp_memory_calib_access(mmp_warp_access *out, const mmp_memory_calib *c);
 
+/* ---- typed results (what the run document holds; probes/results.c) ---- */
+
+/* One calibration access: the model's cost and what the method measured. */
+typedef struct mmp_memory_calib_result {
+    char name[32];
+    int32_t model_ways, model_wavefronts;
+    double measured_wavefronts;        /* per instruction; NaN: not measured */
+    int agree;                         /* 1 agree, 0 disagree, -1 not measured */
+} mmp_memory_calib_result;
+
+/* One kernel: the analysis of its memory map and, when counters were read, the measurement
+ * per CTA per K step beside the model figures it is judged against. */
+typedef struct mmp_memory_kernel_result {
+    mmp_memory_report analysis;
+    int measured;                      /* 1: the fields below hold a measurement */
+    char method[16];                   /* "cupti", "ncu" */
+    double smem_ld_wavefronts;         /* NaN: the profiler gave none */
+    double smem_st_wavefronts;         /* shown, not judged (cp.async writes are not in it) */
+    double gmem_sectors;               /* NaN: the profiler gave none */
+    int64_t gmem_model;                /* = analysis.gmem_l1tex_sectors */
+    int agree, gmem_agree;             /* 1 agree, 0 disagree, -1 not measured */
+    char why[256];                     /* not measured: why ("" when no method ran) */
+} mmp_memory_kernel_result;
+
+typedef struct mmp_memory_results {
+    int present;                       /* the group ran */
+    char method[16];                   /* "none", "cupti", "ncu", "clock64" */
+    char why[1024];                    /* methods refused, with their reasons */
+    mmp_memory_calib_result *calib;
+    size_t n_calib, cap_calib;
+    mmp_memory_kernel_result *kernels;
+    size_t n_kernels, cap_kernels;
+    int32_t disagreements;             /* measured figures outside the model's tolerance */
+} mmp_memory_results;
+
+mmp_status mmp_memory_results_add_calib(mmp_memory_results *g, const mmp_memory_calib_result *c);
+mmp_status mmp_memory_results_add_kernel(mmp_memory_results *g, const mmp_memory_kernel_result *k);
+
 /* `mmaprobe probe --memory [--counters auto|cupti|ncu|clock]`: analysis for every registered map
  * and the calibrations, plus the measurement on the GPU when there is one (probes/memory_run.c):
  * CUPTI's range profiler (trusted only when every calibration row agrees with the model), then
  * Nsight Compute, then clock64 timing, each refusal printed with its reason. A method named with
  * --counters that cannot measure: one line on stderr, exit 3. */
-int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv);
+int mmp_probe_memory_run(mmp_memory_results *out, FILE *text, int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -13,12 +13,17 @@
  *   mmp_capture_read(&cap, "tests/data/captures/arith/synthetic-h200-mma.f16.f32.txt");
  *   mmp_arith_report rep;
  *   mmp_arith_analyse(&rep, &cap);            // derive the model parameters from the probes
- *   mmp_arith_report_print(stdout, &rep);     // readable; mmp_arith_report_json for JSON
+ *   mmp_arith_report_print(stdout, &rep);     // readable text
  *   mmp_capture_clear(&cap);
  *
- * Probe subcommand hooks, all with one signature (text and json may be NULL):
- *   mmp_probe_arith_run (probes/arith_cli.c), mmp_probe_layout_run (layout helper),
- *   mmp_probe_memory_run (memory helper). Each returns a process exit code (MMP_EXIT_*).
+ * The probe groups, one signature each (outputs first; text may be NULL):
+ *   mmp_probe_results res; mmp_probe_results_init(&res);
+ *   int rc = mmp_probe_arith_run(&res.arith, stdout, argc, argv);    // probes/arith_run.c
+ *   rc = mmp_probe_layout_run(&res.layout, stdout, argc, argv);      // probes/layout_run.c
+ *   rc = mmp_probe_memory_run(&res.memory, stdout, argc, argv);      // probes/memory_run.c
+ *   mmp_probe_results_clear(&res);
+ * Each fills its typed results (the run document, reports/, writes them as JSON) and returns a
+ * process exit code (MMP_EXIT_*).
  */
 #ifndef MMAPROBE_PROBE_H
 #define MMAPROBE_PROBE_H
@@ -27,6 +32,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "mmaprobe/format.h"
+#include "mmaprobe/layout.h"
+#include "mmaprobe/memory.h"
 #include "mmaprobe/model.h"
 #include "mmaprobe/status.h"
 
@@ -73,7 +80,6 @@ typedef struct mmp_capture {
     char path_note[160];        /* why: "QGMMA.64x8x32.F32.E4M3.E4M3 takes e4m3 directly", ... */
     mmp_capture_vec *v;
     uint32_t *store;            /* 2*k words per vector */
-    /* appended (probearith3): */
     size_t inputs_rounded;      /* FP8 input words mmp_capture_read rounded to the format (RN, as
                                    the upload converts them): recorded values it cannot hold */
 } mmp_capture;
@@ -83,21 +89,21 @@ void mmp_capture_clear(mmp_capture *cap);
 /* Append one vector (values exact in the formats); returns MMP_STATUS_NO_MEMORY on failure. */
 mmp_status mmp_capture_add(mmp_capture *cap, const char *probe, const uint32_t *a,
                            const uint32_t *b, uint32_t c, uint32_t d);
-mmp_status mmp_capture_write(const mmp_capture *cap, const char *path);
+mmp_status mmp_capture_write(const char *path, const mmp_capture *cap);
 /* Reads "<file>.xz" through `xz -dc`. FP8 inputs are rounded to their format (nearest-even,
  * what the GPU upload does); cap->inputs_rounded counts the words that changed. */
 mmp_status mmp_capture_read(mmp_capture *cap, const char *path);
 /* Binary form (same machine; the GPU child hands captures to the parent this way). */
-mmp_status mmp_capture_write_bin(const mmp_capture *cap, const char *path);
+mmp_status mmp_capture_write_bin(const char *path, const mmp_capture *cap);
 mmp_status mmp_capture_read_bin(mmp_capture *cap, const char *path);
 /* Text capture with every designed vector and the first keep random ("rand*") ones. */
-mmp_status mmp_capture_write_subset(const mmp_capture *cap, const char *path, size_t keep);
+mmp_status mmp_capture_write_subset(const char *path, const mmp_capture *cap, size_t keep);
 
 /* fp32 pattern <-> value helpers for capture words */
 uint32_t mmp_probe_bits(double x);
 double mmp_probe_value(uint32_t bits);
 
-/* ---- probe design (probes/arith_design.c) ---- */
+/* ---- instruction table (probes/arith_table.c), probe design (probes/arith_design.c) ---- */
 /* One instruction the arithmetic probes cover. */
 typedef struct mmp_arith_instr {
     const char *id;             /* "mma.f16.f32": the capture file name and filter key */
@@ -106,7 +112,6 @@ typedef struct mmp_arith_instr {
     int k;                      /* the instruction's K (products per output) */
     int min_cc;                 /* compute capability x10 needed (sm_90a: 90 and wgmma=1) */
     int wgmma;
-    /* appended (probearith2): */
     int satfinite;              /* integer mma with .satfinite (clamp instead of wrap) */
     int c_zero;                 /* wgmma run with scale-d = 0: the accumulator input is ignored */
     int promote;                /* K is chained over K/promote instructions; 0: one instruction.
@@ -149,7 +154,6 @@ typedef struct mmp_arith_report {
 
 mmp_status mmp_arith_analyse(mmp_arith_report *rep, const mmp_capture *cap);
 void mmp_arith_report_print(FILE *out, const mmp_arith_report *rep);
-void mmp_arith_report_json(FILE *out, const mmp_arith_report *rep, int last);
 
 /* ---- SASS: which hardware instruction ran a probe (probes/arith_sass.c) ---- */
 typedef struct mmp_sass_summary {
@@ -175,10 +179,49 @@ char *mmp_sass_dump(void);
  * a process that never forks afterwards (the CLI runs captures in a forked child). */
 mmp_status mmp_arith_capture_gpu(mmp_capture *cap, const mmp_arith_instr *in, int dev);
 
-/* ---- CLI hooks ---- */
-int mmp_probe_arith_run(FILE *text, FILE *json, int argc, char **argv);
-int mmp_probe_layout_run(FILE *text, FILE *json, int argc, char **argv);
-int mmp_probe_memory_run(FILE *text, FILE *json, int argc, char **argv);
+/* ---- typed results of the probe groups (probes/results.c) ---- */
+typedef enum mmp_probe_state {
+    MMP_PROBE_STATE_ANALYSED,   /* captured (or read) and analysed: rep holds the analysis */
+    MMP_PROBE_STATE_SKIPPED,    /* not capturable here (build or device lacks it): reason says why */
+    MMP_PROBE_STATE_FAILED,     /* capture or analysis failed: reason holds the error */
+    MMP_PROBE_STATE_COUNT_
+} mmp_probe_state;
+
+const char *mmp_probe_state_name(mmp_probe_state s);          /* "analysed", "skipped", "failed" */
+mmp_status mmp_probe_state_from_name(mmp_probe_state *s, const char *name);
+
+/* One arithmetic instruction: the analysis (features, fitted model: extra alignment bits,
+ * rounding, alignment floor, block size, subnormal handling; native or emulated path and SASS
+ * opcode; replay mismatch counts) or why there is none. */
+typedef struct mmp_arith_result {
+    char instruction[32];
+    mmp_probe_state state;
+    char reason[512];           /* skipped/failed: why; analysed: a note ("capture not stored: ...") */
+    mmp_arith_report rep;       /* analysed only */
+} mmp_arith_result;
+
+typedef struct mmp_arith_results {
+    int present;                /* the group ran (else the document says null) */
+    mmp_arith_result *items;
+    size_t n, cap;
+} mmp_arith_results;
+
+/* The three groups of one `mmaprobe probe` run; a group that did not run has present = 0. */
+typedef struct mmp_probe_results {
+    mmp_arith_results arith;
+    mmp_layout_results layout;
+    mmp_memory_results memory;
+} mmp_probe_results;
+
+void mmp_probe_results_init(mmp_probe_results *r);
+void mmp_probe_results_clear(mmp_probe_results *r);
+/* Append a copy of *a. */
+mmp_status mmp_arith_results_add(mmp_arith_results *g, const mmp_arith_result *a);
+/* Append every entry of src to dst (deep copies), and add src's counts: merging shards. */
+mmp_status mmp_probe_results_append(mmp_probe_results *dst, const mmp_probe_results *src);
+
+/* ---- the probe groups ---- */
+int mmp_probe_arith_run(mmp_arith_results *out, FILE *text, int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@
 #define MMAPROBE_REPORT_H
 
 #include <stdio.h>
+#include "mmaprobe/probe.h"
 #include "mmaprobe/result.h"
 #include "mmaprobe/status.h"
 
@@ -25,7 +26,7 @@ extern "C" {
 #endif
 
 #define MMP_REPORT_SCHEMA_MAJOR 1
-#define MMP_REPORT_SCHEMA_MINOR 1
+#define MMP_REPORT_SCHEMA_MINOR 2
 
 typedef struct mmp_run {
     mmp_env env;
@@ -35,8 +36,7 @@ typedef struct mmp_run {
     char interrupted_by[32];       /* "SIGINT", ... */
     mmp_case_result *cases;
     size_t n_cases, cap_cases;
-    char *probes_json;             /* probe results: a JSON object text owned by the run (or NULL) */
-    /* appended (reports/): */
+    mmp_probe_results *probes;     /* typed probe results, owned (mmp_run_clear frees), or NULL */
     mmp_env *shards;               /* merged runs: the environment of each shard, in merge order */
     size_t n_shards;
     int32_t schema_major, schema_minor; /* as read from a file (the writer's version when built) */
@@ -54,11 +54,9 @@ mmp_status mmp_run_read_jsonl(mmp_run *run, const char *path);
 /* The terminal table (also printed at the end of validate). */
 void mmp_report_print_text(FILE *out, const mmp_run *run);
 
-/* ---- appended (reports/) ---- */
-
-/* Replace run->probes_json by a copy of text after checking it parses as one JSON object
- * (NULL clears it). Probe modules own the object's members (reports/README.md). */
-mmp_status mmp_run_set_probes(mmp_run *run, const char *text);
+/* The compact probe tables (one per group: instructions, captures, kernels) of render_probes.c;
+ * markdown 1: Markdown tables. Nothing when run->probes is NULL. */
+void mmp_report_print_probes(FILE *out, const mmp_run *run, int markdown);
 /* Read from a string instead of a file (name prefixes error messages). */
 mmp_status mmp_report_read_json_text(mmp_run *run, const char *text, size_t len, const char *name);
 /* Write the whole document to a stream (mmp_report_write_json writes a file atomically). */
@@ -76,14 +74,15 @@ typedef struct mmp_summary_row {
     mmp_verdict verdict;           /* FAIL > ERROR > PASS > SKIP */
 } mmp_summary_row;
 /* rows is malloc'ed (free it); *n may be 0. */
-mmp_status mmp_report_summarize(mmp_summary_row **rows, size_t *n, const mmp_run *run);
+mmp_status mmp_report_summarise(mmp_summary_row **rows, size_t *n, const mmp_run *run);
 /* Counts over all cases; returns the process exit code a run deserves (0 or 1). */
 int mmp_report_counts(const mmp_run *run, int64_t counts[MMP_VERDICT_COUNT_]);
 
 typedef enum mmp_report_format {
     MMP_REPORT_TEXT, MMP_REPORT_MD, MMP_REPORT_JUNIT, MMP_REPORT_HTML, MMP_REPORT_FORMAT_COUNT_
 } mmp_report_format;
-int mmp_report_format_from_name(mmp_report_format *f, const char *name);  /* 0 ok, -1 unknown */
+/* MMP_STATUS_INVALID for an unknown name ("markdown" is md). */
+mmp_status mmp_report_format_from_name(mmp_report_format *f, const char *name);
 mmp_status mmp_report_render(FILE *out, const mmp_run *run, mmp_report_format format);
 void mmp_report_print_md(FILE *out, const mmp_run *run);
 void mmp_report_print_junit(FILE *out, const mmp_run *run);

@@ -204,10 +204,25 @@ static mmp_status sample_probes(mmp_run *run)
     bank_json(f, "sample: A tile, rows 128 B apart, no swizzle", 0);
     fputc(',', f);
     bank_json(f, "sample: A tile, 16-byte chunks XOR-swizzled by row", 1);
-    fputs("]},\"arith\":{\"note\":\"not part of this sample\"}}", f);
+    fputs("]},\"arith\":null}", f);
     fclose(f);
-    mmp_status st = mmp_run_set_probes(run, buf);
+    /* the probe object read as a run document's "probes" member: the typed results */
+    char *doc = NULL;
+    size_t dlen = 0;
+    FILE *d = open_memstream(&doc, &dlen);
+    if (!d) { free(buf); return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory"); }
+    fprintf(d, "{\"format\":\"mmaprobe-run\",\"schema_version\":\"1.2\",\"env\":{},\"cases\":[],\"probes\":%s}", buf);
+    fclose(d);
     free(buf);
+    mmp_run tmp;
+    mmp_run_init(&tmp);
+    mmp_status st = mmp_report_read_json_text(&tmp, doc, dlen, "sample probes");
+    free(doc);
+    if (st == MMP_STATUS_OK) {
+        run->probes = tmp.probes;
+        tmp.probes = NULL;
+    }
+    mmp_run_clear(&tmp);
     return st;
 }
 

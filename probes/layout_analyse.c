@@ -1,4 +1,4 @@
-/* layout_analyze.c — turn mma.sync pair probes into coordinates; check a capture (coverage,
+/* layout_analyse.c — turn mma.sync pair probes into coordinates; check a capture (coverage,
  * duplicates) and compare it with the documented mapping.
  *
  * Pairs -> coordinates (the gauge note in mmaprobe/layout.h): three union-finds over the A, B
@@ -256,7 +256,7 @@ mmp_status mmp_layout_pairs_check(int64_t *mismatches, const int32_t *pairs, con
 
 /* ---- analysis ------------------------------------------------------------------------------ */
 
-static void analyze_frag(mmp_layout_frag_report *r, const mmp_layout_capture *cap, int f,
+static void analyse_frag(mmp_layout_frag_report *r, const mmp_layout_capture *cap, int f,
                          const mmp_layout_doc_frag *df, int threads, unsigned char *expect, int *count)
 {
     const mmp_layout_frag *fr = &cap->frags[f];
@@ -311,7 +311,7 @@ static void analyze_frag(mmp_layout_frag_report *r, const mmp_layout_capture *ca
     r->uncovered = r->expected - r->covered;
 }
 
-mmp_status mmp_layout_analyze(mmp_layout_report *rep, const mmp_layout_capture *cap)
+mmp_status mmp_layout_analyse(mmp_layout_report *rep, const mmp_layout_capture *cap)
 {
     memset(rep, 0, sizeof *rep);
     const mmp_layout_doc *doc = mmp_layout_doc_find(cap->id);
@@ -330,7 +330,7 @@ mmp_status mmp_layout_analyze(mmp_layout_report *rep, const mmp_layout_capture *
             free(expect); free(count);
             return MMP_ERR(MMP_STATUS_NO_MEMORY, "layout: out of memory");
         }
-        analyze_frag(&rep->frags[f], cap, f, df, doc ? doc->threads : cap->threads, expect, count);
+        analyse_frag(&rep->frags[f], cap, f, df, doc ? doc->threads : cap->threads, expect, count);
         free(expect); free(count);
         const mmp_layout_frag_report *r = &rep->frags[f];
         if (r->uncovered || r->unplaced || r->out_of_range) rep->consistent = 0;
