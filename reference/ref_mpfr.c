@@ -9,8 +9,9 @@
  *      enough to round X once); integer formats: mpfr_rint(X) then wrap modulo 2^32 (which
  *      format.h's modulo 2^bits then completes).
  * Special values are MPFR's: NaN products (0 * Inf, NaN) give NaN, +Inf + -Inf gives NaN.
- * Rows are spread over pthreads (ref_parallel); each thread owns its MPFR workspace.
- * Cost: about 0.2 us per multiply-add per core (the naive anchor of issue 8).
+ * Rows are spread over threads (mmp_parallel_for); each thread owns its MPFR workspace.
+ * Cost: linear in the multiply-adds, the slow anchor the certified path is timed against
+ * (bench/bench_reference.c; measured: results/host/bench/reference-cpu.txt).
  */
 #include <inttypes.h>
 #include <limits.h>
