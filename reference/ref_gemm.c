@@ -87,7 +87,7 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
         st = ref_mpfr_run(r, &d);
         handled = 1;
     } else if (integer && !o->force_mpfr) {
-        st = ref_integer_run(r, &d, o, &handled);   /* host, both certified paths */
+        st = ref_integer_run(r, &handled, &d, o);   /* host, both certified paths */
     }
     int on_device = 0;
     if (st == MMP_STATUS_OK && !handled) {

@@ -75,8 +75,9 @@ void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int
 typedef struct ref_mpfr_ws ref_mpfr_ws;
 ref_mpfr_ws *ref_mpfr_ws_new(int64_t k);
 void ref_mpfr_ws_free(ref_mpfr_ws *w);
-void ref_mpfr_element(ref_mpfr_ws *w, const ref_data *d, int64_t i, int64_t j, double *d64,
-                      double *dout, int64_t *i64, int *fits, int *int32_over);
+/* Outputs first (as mmp_ref_element), then the workspace w (one per thread), the data, (i, j). */
+void ref_mpfr_element(double *d64, double *dout, int64_t *i64, int *fits, int *int32_over, ref_mpfr_ws *w,
+                      const ref_data *d, int64_t i, int64_t j);
 /* Recompute the listed row-major element indices into r (threads). */
 mmp_status ref_mpfr_list(mmp_ref_result *r, const ref_data *d, const int64_t *idx, int64_t count);
 mmp_status ref_mpfr_run(mmp_ref_result *r, const ref_data *d);
@@ -106,8 +107,8 @@ mmp_status ref_cert_finish(ref_cert *c);
 void ref_cert_free(ref_cert *c);
 mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
 /* Integer inputs: returns MMP_STATUS_OK with *handled = 1 when it computed r. */
-mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o,
-                           int *handled);
+mmp_status ref_integer_run(mmp_ref_result *r, int *handled, const ref_data *d,
+                           const mmp_ref_options *o);
 int ref_integer_eligible(const mmp_gemm *g);
 /* Upper bounds |alpha| (|A||B|)_ij + |beta| |C_ij| into r->absbound (ref_absbound.c; CPU, one DGEMM). */
 mmp_status ref_absbound_cpu(mmp_ref_result *r, const ref_data *d);

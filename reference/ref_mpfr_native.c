@@ -39,7 +39,7 @@ mmp_status mmp_ref_element(double *d64, double *dout, const void *a, const void 
     ref_mpfr_ws *w = ref_mpfr_ws_new(g->k);
     if (!w) { ref_data_free(&d); return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory"); }
     int fits, over;
-    ref_mpfr_element(w, &d, 0, 0, d64, dout, NULL, &fits, &over);
+    ref_mpfr_element(d64, dout, NULL, &fits, &over, w, &d, 0, 0);
     ref_mpfr_ws_free(w);
     ref_data_free(&d);
     return MMP_STATUS_OK;
