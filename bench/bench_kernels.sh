@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/bench_kernels.sh [BUILD_DIR] [OUT_DIR] [bench_kernels args...] — the kernel timing tables
-# (seed 000's tables V-X on this GPU) with the SASS column.
+# (time, throughput, speedup, fraction of cuBLAS; bench/bench_kernels.c) with the SASS column.
 #   1. cuobjdump -sass BUILD_DIR/mmaprobe, summarised per kernel function: the tensor opcodes it
 #      really runs (HMMA / IMMA / HGMMA / QGMMA / QMMA / IGMMA, IDP for DP4A) with counts, "none"
 #      without any, and FP8 -> FP16 conversions (F2FP ... E4M3/E5M2) flagged as an emulation

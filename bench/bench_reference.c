@@ -1,4 +1,5 @@
-/* bench_reference.c — the reference GEMM against its anchors (issue 2 "Done when", issue 8).
+/* bench/bench_reference.c — the reference GEMM against its anchors: the naive MPFR reference
+ * (the slow exact model) and cuBLAS DGEMM (the fast inexact one).
  *
  * Build: cmake --build build --target bench_reference
  * Run:   build/bench_reference [--sizes 256,1024,2048] [--a fp32 --b fp32 --d fp32]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/bench_reference.sh [BUILD_DIR] — the reference GEMM against its anchors on this machine
-# (issue 2 "Done when", issue 8): writes results/host/bench/reference-cpu.txt.
+# bench/bench_reference.sh [BUILD_DIR] — the reference GEMM against its anchors (naive MPFR,
+# cuBLAS DGEMM) on this machine: writes results/host/bench/reference-cpu.txt.
 #   1. fp32 inputs, 256^3 and 1024^3: naive MPFR (all of 256^3; the first 8 rows of 1024^3,
 #      extrapolated — the output says so) vs the certified path, elements sent to MPFR, and
 #      every MPFR-computed element compared bit for bit with the certified result;

@@ -1,4 +1,4 @@
-/* cli_args.c — parse the arguments of `mmaprobe validate` / `mmaprobe list` (suites/cli_args.h).
+/* cli/args.c — parse the arguments of `mmaprobe validate` / `mmaprobe list` (cli/args.h).
  * Nothing here runs a case, opens a file or touches CUDA: the parser is fuzzed (fuzz_cli.c). */
 #include <errno.h>
 #include <math.h>
@@ -8,49 +8,53 @@
 #include "args.h"
 #include "mmaprobe/registry.h"
 
-int mmp_parse_int64(int64_t *out, const char *s, int64_t lo, int64_t hi)
+mmp_status mmp_parse_int64(int64_t *out, const char *s, int64_t lo, int64_t hi)
 {
-    if (!s || !*s) return -1;
+    mmp_status bad = MMP_STATUS_INVALID;
+    if (!s || !*s) return MMP_ERR(bad, "empty integer");
     const char *p = s;
     int neg = 0;
     if (*p == '-' && lo < 0) { neg = 1; p++; }
-    if (*p < '0' || *p > '9') return -1;
+    if (*p < '0' || *p > '9') return MMP_ERR(bad, "'%s' is not a decimal integer", s);
     uint64_t v = 0;
     for (; *p; p++) {
-        if (*p < '0' || *p > '9') return -1;
-        if (v > (UINT64_MAX - 9) / 10) return -1;
+        if (*p < '0' || *p > '9') return MMP_ERR(bad, "'%s' is not a decimal integer", s);
+        if (v > (UINT64_MAX - 9) / 10) return MMP_ERR(bad, "'%s' is out of range", s);
         v = v * 10 + (uint64_t)(*p - '0');
-        if (v > (uint64_t)INT64_MAX) return -1;
+        if (v > (uint64_t)INT64_MAX) return MMP_ERR(bad, "'%s' is out of range", s);
     }
     int64_t x = neg ? -(int64_t)v : (int64_t)v;
-    if (x < lo || x > hi) return -1;
+    if (x < lo || x > hi)
+        return MMP_ERR(bad, "'%s' is outside [%lld, %lld]", s, (long long)lo, (long long)hi);
     *out = x;
-    return 0;
+    return MMP_STATUS_OK;
 }
 
-static int parse_u64(uint64_t *out, const char *s)
+static mmp_status parse_u64(uint64_t *out, const char *s)
 {
-    if (!s || !*s) return -1;
+    mmp_status bad = MMP_STATUS_INVALID;
+    if (!s || !*s) return MMP_ERR(bad, "empty integer");
     uint64_t v = 0;
     for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9') return -1;
+        if (*p < '0' || *p > '9') return MMP_ERR(bad, "'%s' is not a decimal integer", s);
         unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10) return -1;
+        if (v > (UINT64_MAX - d) / 10) return MMP_ERR(bad, "'%s' is out of range", s);
         v = v * 10 + d;
     }
     *out = v;
-    return 0;
+    return MMP_STATUS_OK;
 }
 
-int mmp_parse_finite(double *out, const char *s)
+mmp_status mmp_parse_finite(double *out, const char *s)
 {
-    if (!s || !*s || *s == ' ' || *s == '\t') return -1;
+    if (!s || !*s || *s == ' ' || *s == '\t') return MMP_ERR(MMP_STATUS_INVALID, "empty number");
     char *end;
     errno = 0;
     double x = strtod(s, &end);
-    if (*end || errno == ERANGE || !isfinite(x)) return -1;
+    if (*end || errno == ERANGE || !isfinite(x))
+        return MMP_ERR(MMP_STATUS_INVALID, "'%s' is not a finite number", s);
     *out = x;
-    return 0;
+    return MMP_STATUS_OK;
 }
 
 static const char *const sanitize_tools[] = {"memcheck", "racecheck", "initcheck", "synccheck", NULL};

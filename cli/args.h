@@ -40,10 +40,11 @@ const mmp_kernel_desc *const *mmp_validate_args_kernel_table(void);
  * built-in operator cases of a built-in suite (mmp_cases_add_operators). */
 mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, const mmp_validate_args *c);
 
-/* Non-empty decimal integer in [lo, hi], nothing else (no sign unless lo < 0, no spaces). */
-int mmp_parse_int64(int64_t *out, const char *s, int64_t lo, int64_t hi);
-/* A finite number (strtod syntax, nothing after it). */
-int mmp_parse_finite(double *out, const char *s);
+/* Non-empty decimal integer in [lo, hi], nothing else (no sign unless lo < 0, no spaces);
+ * MMP_STATUS_INVALID (message set, *out untouched) otherwise. */
+mmp_status mmp_parse_int64(int64_t *out, const char *s, int64_t lo, int64_t hi);
+/* A finite number (strtod syntax, nothing after it); MMP_STATUS_INVALID otherwise. */
+mmp_status mmp_parse_finite(double *out, const char *s);
 
 #ifdef __cplusplus
 }

@@ -19,11 +19,11 @@ const char *mmp_verdict_name(mmp_verdict v)
     return (unsigned)v < MMP_VERDICT_COUNT_ ? verdict_names[v] : "?";
 }
 
-int mmp_verdict_from_name(mmp_verdict *v, const char *s)
+mmp_status mmp_verdict_from_name(mmp_verdict *v, const char *s)
 {
     for (int i = 0; i < MMP_VERDICT_COUNT_; i++)
-        if (s && strcasecmp(s, verdict_names[i]) == 0) { *v = (mmp_verdict)i; return 0; }
-    return -1;
+        if (s && strcasecmp(s, verdict_names[i]) == 0) { *v = (mmp_verdict)i; return MMP_STATUS_OK; }
+    return MMP_ERR(MMP_STATUS_INVALID, "unknown verdict '%s'", s ? s : "(null)");
 }
 
 const char *mmp_reason_name(mmp_reason bit)
@@ -47,7 +47,7 @@ char *mmp_reason_format(char *buf, size_t size, uint32_t mask)
     return buf;
 }
 
-int mmp_reason_parse(uint32_t *mask, const char *list)
+mmp_status mmp_reason_parse(uint32_t *mask, const char *list)
 {
     uint32_t m = 0;
     const char *p = list ? list : "";
@@ -59,11 +59,11 @@ int mmp_reason_parse(uint32_t *mask, const char *list)
             if (strlen(reason_names[i]) == len && strncmp(p, reason_names[i], len) == 0) {
                 m |= 1u << i; found = 1;
             }
-        if (len && !found) return -1;
+        if (len && !found) return MMP_ERR(MMP_STATUS_INVALID, "unknown reason '%.*s'", (int)len, p);
         p += len + (e ? 1 : 0);
     }
     *mask = m;
-    return 0;
+    return MMP_STATUS_OK;
 }
 
 double mmp_hist_edge(int bin)

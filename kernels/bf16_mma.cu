@@ -1,4 +1,5 @@
-/* kernels/bf16_mma.cu — family bf16_mma: seed 004's mma.sync GEMMs (BF16, FP16-accumulate, FP8).
+/* kernels/bf16_mma.cu — family bf16_mma: mma.sync GEMMs (BF16, FP16-accumulate, FP8), from the
+ * naive staged kernel (version 1) to the Hopper-tuned pipelines (versions 11-13).
  *
  * D (row-major, M x N) = A (row-major, M x K) * B (column-major K x N, i.e. N x K with K
  * contiguous: PyTorch's nn.Linear weight, the "TN" layout the .row.col mma wants).
@@ -11,31 +12,33 @@
  *   version 3 is bf16_mma_swizzle: 16-byte chunk c of row r at c ^ ((r >> 1) & 3) (no conflict,
  *     no extra smem; CUTLASS Swizzle<2,3,3>).
  *   version 4 is bf16_mma_padded_3stage: padded, 3-stage (60 KB: fewer CTAs per SM on Ada).
- *   version 5 is bf16_mma_swizzle_3stage: swizzled, 3-stage (48 KB) — the seed's fastest.
+ *   version 5 is bf16_mma_swizzle_3stage: swizzled, 3-stage (48 KB): the fastest of the
+ *     128 x 128 tiles with 64 x 32 warps.
  *   version 6 is bf16_mma_w64_4stage: Hopper-sized tile: 128 x 256 CTA, 8 warps of 64 x 64
  *     (ldmatrix per mma 0.375 -> 0.25), 4-stage swizzled ring (96 KB, 1 CTA of 8 warps per SM).
  *   version 7 is fp16_mma_f16acc: FP16 inputs, FP16 accumulator (mma .f16.f16.f16.f16), fp16 out.
  *   version 8 is fp16_mma_f16acc_w64: as 7 with 4 warps of 64 x 64 (ldmatrix per mma 0.375 -> 0.25).
- *   version 9 is fp8_mma: E4M3 inputs, m16n8k32, FP32 accumulate (the MMA keeps ~14 bits on
- *     Ada, seed 004). sm_89+ PTX; on sm_90 ptxas emulates it (FP16 conversion + HMMA).
+ *   version 9 is fp8_mma: E4M3 inputs, m16n8k32, FP32 accumulate (the MMA's accumulator keeps
+ *     about 14 significand bits: acc_bits below). sm_89+ PTX; on sm_90 ptxas emulates it
+ *     (FP16 conversion + HMMA).
  *   version 10 is fp8_mma_promote64: as 9, each 64-wide K slice accumulated in a zeroed fragment
  *     and added into an FP32 master accumulator on the CUDA cores (DeepSeek-V3's promotion).
- *   versions 11-13 are Hopper-tuned (issue 4: >= 50 % of cuBLAS BF16 with mma.sync): 64 x 64
- *     warp tiles, fragments double-buffered in registers (the next K step's ldmatrix, and
- *     across the barrier the next slice's first, issued before this step's mma), every stage
- *     in flight, and copies addressed incrementally (one multiply-add per 16-byte copy instead
- *     of ~20 integer instructions: the SASS showed the loop spending 270 of 460 instructions
- *     per slice on addresses, and the warps stalled on their fixed latency):
+ *   versions 11-13 are Hopper-tuned, aiming at cuBLAS's BF16 throughput with mma.sync alone:
+ *     64 x 64 warp tiles, fragments double-buffered in registers (the next K step's ldmatrix,
+ *     and across the barrier the next slice's first, issued before this step's mma), every
+ *     stage in flight, and copies addressed incrementally (one multiply-add per 16-byte copy
+ *     instead of recomputing each address: with full address arithmetic the main loop spends
+ *     most of its instructions on addresses and the warps stall on their latency):
  *     version 11 is bf16_mma_pipe_256: 128 x 256, 8 warps, 4 stages of 32-wide K (96 KB).
  *     version 12 is bf16_mma_pipe_256_bk64: as 11 with 64-wide K slices (128-byte rows, 3
- *       stages, 144 KB): half the barriers. The fastest: 452 TFLOP/s at N = 4096 on the H200,
- *       57 % of cuBLAS (a 4th stage adds nothing; spreading the copies over the K steps was
- *       slower, 345).
+ *       stages, 144 KB): half the barriers; the fastest of the family on the H200 (a 4th
+ *       stage adds nothing; spreading the copies over the K steps is slower).
  *     version 13 is bf16_mma_pipe_128: 128 x 128, 4 warps, 4 stages of 32-wide K (64 KB),
  *       2 CTAs per SM.
  *
  * Build: part of libmmp. Run: mmaprobe validate --kernels 'bf16_mma_*'; time:
- * build/bench_kernels --filter 'bf16_*'. Memory maps: kernels/kern16_memmaps.c.
+ * build/bench_kernels --filter 'bf16_*'. Memory maps: kernels/kern16_memmaps.c. Measured
+ * timings of every version: results/h200/kernels/kernels.md.
  */
 #include "kern16_mma.cuh"
 #include "mmaprobe/registry.h"
@@ -55,8 +58,8 @@ MMP_K16_TAG(bf16_mma_pipe_256_bk64, MMP_K16_BF16_PIPE_256_BK64)
 MMP_K16_TAG(bf16_mma_pipe_128, MMP_K16_BF16_PIPE_128)
 
 /* M, N: any (zero-filled edges, bounds-checked stores); K: a multiple of one 16-byte chunk.
- * acc_bits 14 for FP8: the significand bits seed 004 measured for the E4M3 MMA's FP32
- * accumulator on Ada (DeepSeek-V3 reports the same on H800); the promoted kernel still sums
+ * acc_bits 14 for FP8: the significand bits measured for the E4M3 MMA's FP32 accumulator on
+ * Ada (DeepSeek-V3 reports the same on H800); the promoted kernel still sums
  * each 64-product slice that way before the FP32 add, so its bound keeps the 14 as well. */
 #define BF16_ROW(tag, fa, fd, facc, bits, kmul, cc, text) \
     MMP_K16_DESC(tag, "bf16_mma", fa, fd, facc, bits, MMP_LAYOUTS_COL, 1, kmul, cc, text)

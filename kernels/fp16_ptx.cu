@@ -1,4 +1,5 @@
-/* kernels/fp16_ptx.cu — family fp16_ptx: hand-written PTX FP16 GEMMs (seed 000, run 1, Table VI).
+/* kernels/fp16_ptx.cu — family fp16_ptx: hand-written PTX FP16 GEMMs, one change per version from
+ * the 2-stage mma.sync kernel.
  *
  * D (row-major, M x N) = A (row-major, M x K, fp16) * B (row-major, K x N, fp16).
  * All versions share the 128 x 128 CTA tile, 8 warps of 64 x 32, 32-wide K slices staged by
@@ -10,11 +11,12 @@
  *   version 3 is fp16_ptx_fp16acc: as 1 with an FP16 accumulator (fp16 output).
  *   version 4 is fp16_ptx_3stage: as 1 with a 3-stage ring (cp.async.wait_group 1).
  *   version 5 is fp16_ptx_manual_pack: as 1 without ldmatrix: 32-bit ld.shared for A and two
- *     16-bit ld.shared + mov.b32 packing per B register (the packing cost of the paper).
- * The WMMA double-buffered baseline of the paper is fp16_wmma_cp_async (kernels/fp16_wmma.cu).
+ *     16-bit ld.shared + mov.b32 packing per B register (what ldmatrix saves).
+ * The same-precision WMMA double-buffered baseline is fp16_wmma_cp_async (kernels/fp16_wmma.cu).
  *
  * Build: part of libmmp (cmake --build build). Run: mmaprobe validate --kernels 'fp16_ptx_*';
- * time: build/bench_kernels --filter 'fp16_*'. Memory maps: kernels/kern16_memmaps.c.
+ * time: build/bench_kernels --filter 'fp16_*'. Memory maps: kernels/kern16_memmaps.c. Measured
+ * timings: results/h200/kernels/kernels.md.
  */
 #include "kern16_mma.cuh"
 #include "mmaprobe/registry.h"

@@ -1,5 +1,5 @@
-/* kernels/fp16_wmma.cu — family fp16_wmma: the WMMA walk of seed 002 (FP16 in, FP32 accumulate
- * and output), the same-precision baseline of the fp16_ptx family (seed 000, run 1).
+/* kernels/fp16_wmma.cu — family fp16_wmma: WMMA GEMMs from naive to double-buffered (FP16 in,
+ * FP32 accumulate and output), the same-precision baseline of the fp16_ptx family.
  *
  * D (row-major, M x N, fp32) = A (row-major, M x K, fp16) * B (row-major, K x N, fp16).
  *
@@ -8,7 +8,7 @@
  *   version 2 is fp16_wmma_shared: 128 x 64 CTA tile, 8 warps of 32 x 32 (2 x 2 fragments),
  *     BK 64 staged in padded shared memory by 16-byte ld.global + st.shared.
  *   version 3 is fp16_wmma_cp_async: as 2 with BK 32 and two shared-memory buffers filled by
- *     cp.async.cg 16 (double buffering; 29.7 KB per CTA as in the seed).
+ *     cp.async.cg 16 (double buffering; 29.7 KB of shared memory per CTA).
  * Versions 2 and 3 need M % 128, N % 64 and K % BK == 0 (the runner SKIPs other shapes).
  * Leading dimensions: multiples of 8 (16-byte chunks, WMMA's ldm rule); D's of 8 (32-byte
  * aligned fragment stores).
@@ -18,7 +18,7 @@
  * lane mapping (CUDA Programming Guide), so the maps list the copies only.
  *
  * Build: part of libmmp. Run: mmaprobe validate --kernels 'fp16_wmma_*'; time:
- * build/bench_kernels --filter 'fp16_wmma_*'.
+ * build/bench_kernels --filter 'fp16_wmma_*'. Measured timings: results/h200/kernels/kernels.md.
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

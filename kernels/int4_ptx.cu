@@ -1,6 +1,8 @@
-/* kernels/int4_ptx.cu — the INT4 kernel family of seed 000 (runs 3-4): D (int32) = A (s4) * B (s4), exact.
+/* kernels/int4_ptx.cu — the INT4 kernel family, from WMMA to mma.sync m16n8k64 and its loader
+ * ablations: D (int32) = A (s4) * B (s4), exact.
  *
- * Build: part of libmmp (cmake --build build). Run: mmaprobe validate --kernel 'int4_*'
+ * Build: part of libmmp (cmake --build build). Run: mmaprobe validate --kernel 'int4_*'; time:
+ * build/bench_kernels --filter 'int4_*' (measured: results/h200/kernels/kernels.md).
  * Data: int4 two per byte, low nibble first (format.h); A row-major M x K; B stored N x K
  * ("col-major", K contiguous); ld in elements (even); D row-major int32, int32 accumulation; C not
  * read. Shapes outside the declared multiples, other layouts, or lda/ldb not a multiple of 16 bytes
@@ -10,16 +12,16 @@
  * mma.sync to an emulation there; the SASS column of the kernels table (cuobjdump) shows which.
  *
  * version 1 is int4_wmma: nvcuda::wmma::experimental::precision::s4 8x8x32, 2 x 2 fragments per
- *   warp, staged by the 2-stage cp.async loader with K step 32 (seed 000 INT4 baseline).
+ *   warp, staged by the 2-stage cp.async loader with K step 32 (the INT4 WMMA baseline).
  * version 2 is int4_ptx_mma_k32: mma.sync m16n8k32.s4, K step 32 (ldmatrix.x2 A and B).
  * version 3 is int4_ptx_mma_k64: mma.sync m16n8k64.s4, K step 64, ldmatrix.x4 A / .x2 B per n8,
- *   non-transposed B, cp.async.ca (the seed's x4_x2nontrans_ca baseline of run 4).
+ *   non-transposed B, cp.async.ca: the baseline that versions 4-10 each change in one respect.
  * version 4 is int4_ptx_manual_pack: version 3 with per-lane ld.shared.b32 fragment gathers.
  * version 5 is int4_ptx_3stage: version 3 with a 3-stage cp.async pipeline (wait_group 1).
- * versions 6-10 are the run-4 ablations of version 3: A loader x1 / x2, B loader x1, cp.async.cg,
+ * versions 6-10 are ablations of version 3: A loader x1 / x2, B loader x1, cp.async.cg,
  *   and the transposed-B loader (1-byte loads across N: ~2 useful bytes per 32-byte sector).
  * Versions 2-10 share kernels/int_ptx.cuh; their address functions (kernels/int_ptx_addr.h) are the
- * memory maps (kernels/int_ptx_maps.c) and are checked on the host by suites/check_kernint_maps.c.
+ * memory maps (kernels/int_ptx_maps.c) and are checked on the host by tests/check_kernint_maps.c.
  */
 #include <mma.h>
 
@@ -105,7 +107,7 @@ MMP_INT4_PTX_ROWS(INT4_RUN)
     mmp_intk_desc(#name, "int4_ptx", 4, 16, 16, 2 * bkb, MMP_LAYOUTS_COL, 80, run_##name, text),
 static const mmp_kernel_desc int4_table[] = {
     mmp_intk_desc("int4_wmma", "int4_ptx", 4, 16, 16, 32, MMP_LAYOUTS_COL, 80, run_wmma,
-                  "WMMA experimental s4 8x8x32, 2-stage cp.async staging (seed 000 INT4 baseline)"),
+                  "WMMA experimental s4 8x8x32, 2-stage cp.async staging (INT4 WMMA baseline)"),
     MMP_INT4_PTX_ROWS(INT4_ROW)
 };
 

@@ -1,6 +1,8 @@
-/* kernels/int8_ptx.cu — the INT8 kernel family of seed 000 (run 2): D (int32) = A (s8) * B (s8), exact.
+/* kernels/int8_ptx.cu — the INT8 kernel family, from dp4a to the 3-stage mma.sync pipeline:
+ * D (int32) = A (s8) * B (s8), exact.
  *
- * Build: part of libmmp (cmake --build build). Run: mmaprobe validate --kernel 'int8_*'
+ * Build: part of libmmp (cmake --build build). Run: mmaprobe validate --kernel 'int8_*'; time:
+ * build/bench_kernels --filter 'int8_*' (measured: results/h200/kernels/kernels.md).
  * Data: A row-major M x K; B stored N x K ("col-major", K contiguous: the layout mma.sync .row.col
  * wants); D row-major M x N int32; accumulation in int32 (wraps modulo 2^32 like the hardware; the
  * runner's data keep |sum| < 2^31). C is not read (reads_c = 0). Shapes outside a kernel's declared
@@ -9,13 +11,13 @@
  * version 1 is int8_dp4a: one thread per output, dp4a over 4 bytes of K (no tensor cores); any
  *   M, N, K, A row/col, B row/col (sm_61+).
  * version 2 is int8_wmma: nvcuda::wmma s8 m16n16k16 per warp, operands staged by the same 2-stage
- *   cp.async loader as the PTX kernels, K step 16 (the seed's double-buffered WMMA baseline).
+ *   cp.async loader as the PTX kernels, K step 16 (the double-buffered WMMA baseline).
  * version 3 is int8_ptx_mma_k16: mma.sync m16n8k16.s8, K step 16 (ldmatrix.x2 for A and B).
  * version 4 is int8_ptx_mma_k32: mma.sync m16n8k32.s8, K step 32 (ldmatrix.x4 A, .x2 B per n8).
  * version 5 is int8_ptx_manual_pack: version 4 with per-lane ld.shared.b32 fragment gathers.
  * version 6 is int8_ptx_3stage: version 4 with a 3-stage cp.async pipeline (wait_group 1).
  * Versions 3-6 share kernels/int_ptx.cuh; their address functions (kernels/int_ptx_addr.h) are the
- * memory maps (kernels/int_ptx_maps.c) and are checked on the host by suites/check_kernint_maps.c.
+ * memory maps (kernels/int_ptx_maps.c) and are checked on the host by tests/check_kernint_maps.c.
  */
 #include <mma.h>
 
@@ -139,7 +141,7 @@ static const mmp_kernel_desc int8_table[] = {
     mmp_intk_desc("int8_dp4a", "int8_ptx", 8, 1, 1, 1, MMP_LAYOUTS_ANY, 61, run_dp4a,
                   "dp4a, one thread per output, no tensor cores; any shape, A and B row or col"),
     mmp_intk_desc("int8_wmma", "int8_ptx", 8, 16, 16, 16, MMP_LAYOUTS_COL, 80, run_wmma,
-                  "WMMA s8 m16n16k16, 2-stage cp.async staging (seed 000 INT8 baseline)"),
+                  "WMMA s8 m16n16k16, 2-stage cp.async staging (INT8 WMMA baseline)"),
     MMP_INT8_PTX_ROWS(INT8_ROW)
 };
 

@@ -139,7 +139,7 @@ __device__ __forceinline__ void mmp_intk_load_stage(uint32_t sbase, const uint8_
             int kb16 = 0, n = 0;
             mmp_intk_bt_elem(it, lane, &kb16, &n);
             const uint8_t *p = B + mmp_intk_gaddr(ldb_b, n0, kb0, n, 2 * kb16);
-            uint16_t v = (uint16_t)(p[0] | (p[1] << 8));   /* two 1-byte loads, as the seed */
+            uint16_t v = (uint16_t)(p[0] | (p[1] << 8));   /* two 1-byte loads: the loader under study */
             mmp_sts16(sbase + mmp_intk_smem_bt(c, stage, warp, kb16, n), v);
         }
     }

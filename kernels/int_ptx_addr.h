@@ -1,9 +1,9 @@
 /* kernels/int_ptx_addr.h — address arithmetic of the INT8/INT4 mma.sync kernels (int8_ptx, int4_ptx),
  * shared by the CUDA kernels (kernels/int_ptx.cuh), their memory maps (kernels/int_ptx_maps.c) and
- * the host test (suites/check_kernint_maps.c). Plain C11; under nvcc every helper is
+ * the host test (tests/check_kernint_maps.c). Plain C11; under nvcc every helper is
  * `constexpr __host__ __device__`, so the kernel, the map and the test run the very same code.
  *
- * Design (seed 000): a CTA of 8 warps as 2 (M) x 4 (N); each warp owns a 16 x 16 tile of D and its
+ * Design: a CTA of 8 warps as 2 (M) x 4 (N); each warp owns a 16 x 16 tile of D and its
  * own private shared-memory tiles of A (16 rows x BKB bytes) and B (16 columns x BKB bytes), so a warp
  * only needs __syncwarp. BKB is the bytes of K one step (= one mma.sync) consumes: 32 (int8 k32 /
  * int4 k64) or 16 (int8 k16 / int4 k32). In bytes, s8 m16n8k32 and s4 m16n8k64 have the same
@@ -53,7 +53,7 @@ typedef struct mmp_intk_cfg {
     int stages;   /* cp.async pipeline depth: 2 or 3 */
     int a_ldsm;   /* matrices per A ldmatrix (4, 2, 1); 0 = per-lane ld.shared.b32 gathers */
     int b_ldsm;   /* matrices per B ldmatrix (2, 1);    0 = per-lane ld.shared.b32 gathers */
-    int b_trans;  /* 1: seed's transposed-B loader: 1-byte ld.global across N, st.shared.b16 into a
+    int b_trans;  /* 1: the transposed-B loader: 1-byte ld.global across N, st.shared.b16 into a
                      [K/2][N] b16 tile, ldmatrix.trans (B is still N x K in global memory) */
     int cg;       /* 1: cp.async.cg (L2 only) instead of cp.async.ca */
 } mmp_intk_cfg;

@@ -17,8 +17,8 @@
  * A 16-byte chunk c of row r sits at mmp_k16_smem_off(layout, row_bytes, r, c):
  *   plain:   r*row_bytes + 16c
  *   padded:  r*(row_bytes+16) + 16c
- *   swizzle: r*row_bytes + 16*(c ^ x(r)), x(r) = (r >> 1) & 3 for 64-byte rows (seed 004,
- *            CUTLASS Swizzle<2,3,3>), r & 7 for rows of 128 bytes or more.
+ *   swizzle: r*row_bytes + 16*(c ^ x(r)), x(r) = (r >> 1) & 3 for 64-byte rows (CUTLASS
+ *            Swizzle<2,3,3>), r & 7 for rows of 128 bytes or more.
  * Stage s starts at s * mmp_k16_stage_bytes(C); the B tile at + mmp_k16_a_stage_bytes(C).
  */
 #ifndef MMAPROBE_KERN16_ADDR_H
@@ -52,7 +52,7 @@ typedef struct mmp_k16_cfg {
     int mma_k;         /* 8 (m16n8k8), 16 (m16n8k16), 32 (m16n8k32, 8-bit inputs) */
     int promote_k;     /* 0, or promote the fragment into an FP32 master every promote_k of K */
     int ctas_per_sm;   /* occupancy the design expects on sm_80+ (228 KB/SM on sm_90) */
-    int pipe;          /* 0: the seed's loop (barrier, prefetch, then each K step loads its own
+    int pipe;          /* 0: the plain loop (barrier, prefetch, then each K step loads its own
                         * fragments); 1: fragments double-buffered in registers, the next K
                         * step's (and the next slice's first) ldmatrix issued before this
                         * step's mma (kernels/kern16_mma.cuh) */

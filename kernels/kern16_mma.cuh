@@ -6,7 +6,7 @@
  * loader (ldmatrix or manual packing), the mma shape and FP32 promotion. Every address the
  * kernel computes comes from the kern16_addr.h functions that the memory maps also use.
  *
- * Design (seed 004): a CTA computes a bm x bn = 128 x 128 tile of D with 8 warps of 64 x 32 (or
+ * Design: a CTA computes a bm x bn = 128 x 128 tile of D with 8 warps of 64 x 32 (or
  * 4 warps of 64 x 64; or 128 x 256 with 8 warps of 64 x 64); K advances in 64-byte slices (32
  * 16-bit or 64 8-bit values; 128-byte slices in one tuned row) staged by cp.async in a
  * `stages`-deep ring; each warp reads its fragments with ldmatrix and issues mma.sync. Rows

@@ -27,7 +27,8 @@ __device__ __forceinline__ uint32_t mmp_k16_smem_u32(const void *p)
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-/* cp.async.cg 16 bytes (bypasses L1, as seed 002/004); src-size 0 zero-fills the chunk. */
+/* cp.async.cg 16 bytes (bypasses L1: the tiles are read once per CTA); src-size 0 zero-fills
+ * the chunk. */
 __device__ __forceinline__ void mmp_k16_cp_async16(uint32_t dst, const void *src, int valid)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800

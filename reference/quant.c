@@ -1,5 +1,5 @@
 /* reference/quant.c — int4 quantisation with per-group scales (fused.h), the host operands of the
- * seed 003 operator and the quantise/dequantise round trip with its SNR.
+ * fused int4 operator and the quantise/dequantise round trip with its SNR.
  *
  * Quantiser: symmetric absmax per group of g consecutive K elements of a row:
  *   s = RN_fmt(max|v| / 7) (fmt = fp16 or bf16; s = 1 for an all-zero group, s = min normal of fmt

@@ -1,9 +1,9 @@
 /* ref_alloc.c — the reference's large arrays (slices, the double-double state, products,
  * results: up to ~2.6 GB at 8192^2) from anonymous mappings advised for transparent huge pages.
  *
- * Why: with 4 KiB pages the first touch of those arrays by the worker threads dominated the
- * certified path's "combine" stage (perf on 1024^3, 2 threads: page faults, page-table lock
- * contention and TLB shootdowns in accumulate_rows ~30% of all cycles). Linux's default THP mode
+ * Why: with 4 KiB pages the first touch of those arrays by the worker threads dominates the
+ * certified path's "combine" stage (perf shows page faults, page-table lock contention and TLB
+ * shootdowns in accumulate_rows as a large share of all cycles). Linux's default THP mode
  * is "madvise": only advised regions get 2 MiB pages, 512x fewer faults. The kernel zero-fills
  * the mapping lazily, so a zeroed array costs nothing until the threads touch it, in parallel.
  * Small requests use calloc/malloc. Either way a 64-byte header says how to free.

@@ -29,7 +29,7 @@
  *  6. Accumulation. The S_a S_b exact terms are added into a double-double (h, l) with a
  *     running bound on l's roundings (ref_acc in ref_internal.h); alpha and beta C_ij are
  *     applied with TwoProd (ref_finish). So X lies in [sh + sl - E, sh + sl + E].
- *  7. Decision (ref_decide in ref_common.c). E = 0: X = sh + sl exactly, d64 = sh, dout from
+ *  7. Decision (ref_decide in ref_base.c). E = 0: X = sh + sl exactly, d64 = sh, dout from
  *     d64 and the sign of sl (mmp_ref_round_out). E > 0: with W >= |sl| + E, if W is below
  *     half an ulp of sh on both sides then RN64(X) = sh; nearest rounding to the output format
  *     is monotone, so if RN_fmt(sh - W) = RN_fmt(sh + W) (endpoints rounded outward) that is

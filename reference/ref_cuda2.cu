@@ -9,7 +9,8 @@
  *        MMP_REF_DEVICE_VERSION=1 or mmp_ref_options.device_version = 1 runs version 1.
  *
  * Version 1 (ref_cuda.cu) loads and splits on the host, uploads binary64, downloads the
- * (h, l, err) state and decides on host threads: 2 s of host work at 8192^3.
+ * (h, l, err) state and decides on host threads: O(n^2) host work that, at large n, rivals the
+ * DGEMMs themselves.
  * Version 2 (this file), stage by stage (r->split names each time):
  *   1. upload  A, B (and C when beta != 0) in their NATIVE formats and layouts (fp32 8192^2:
  *              256 MB each instead of 512 MB of binary64); they stay resident to the end.

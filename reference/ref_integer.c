@@ -93,7 +93,7 @@ static void int_rows(void *ctx, int64_t b, int64_t e, int tid)
         }
 }
 
-mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o, int *handled)
+mmp_status ref_integer_run(mmp_ref_result *r, int *handled, const ref_data *d, const mmp_ref_options *o)
 {
     (void)o;
     *handled = 0;

@@ -8,6 +8,17 @@
  *
  * The accumulation helpers below are used by the CPU and the device code alike: a double-double
  * (h, l) plus a running bound err on the rounding errors of l, see ref_certified.c's proof.
+ *
+ * Calls between the files flow one way, top to bottom (a file calls only files below it):
+ *   ref_gemm.c                      entry points: checks, picks a path
+ *   ref_cuda.cu, ref_cuda2.cu       device paths (ref_nocuda.c: their stubs without CUDA)
+ *   ref_v2_host.c                   the host twin of device path version 2
+ *   ref_certified.c                 the certified (Ozaki split) host path
+ *   ref_cert_finish.c, ref_integer.c   decisions of the certified path; exact integer GEMMs
+ *   ref_mpfr_native.c               MPFR for elements of the native operands
+ *   ref_mpfr.c                      MPFR on loaded data
+ *   ref_base.c, ref_absbound.c      loading, results, rounding decisions; the |A||B| bound
+ *   ref_alloc.c                     large arrays
  */
 #ifndef MMAPROBE_REF_INTERNAL_H
 #define MMAPROBE_REF_INTERNAL_H
@@ -34,16 +45,17 @@ typedef struct ref_data {
     int threads;
 } ref_data;
 
-/* ---- plumbing (ref_common.c) ---- */
-/* Large arrays (ref_alloc.c): 2 MiB-aligned anonymous mappings advised for huge pages (zeroed
- * by the kernel when zero is set, else contents unspecified); small ones from malloc. Free with
- * ref_big_free only. */
+/* ---- large arrays (ref_alloc.c) ----
+ * 2 MiB-aligned anonymous mappings advised for huge pages (zeroed by the kernel when zero is
+ * set, else contents unspecified); small ones from malloc. Free with ref_big_free only. */
 void *ref_big_alloc(size_t bytes, int zero);
 void ref_big_free(void *p);
 /* Touch (write one byte per 4 KiB of) up to three arrays on `threads` host threads in the
  * background (NULL arrays skipped); join before using them. Returns a handle (NULL: nothing). */
 void *ref_prefault_start(void *p0, size_t n0, void *p1, size_t n1, void *p2, size_t n2, int threads);
 void ref_prefault_join(void *handle);
+
+/* ---- shared pieces of every path (ref_base.c) ---- */
 mmp_status ref_data_load(ref_data *d, const void *a, const void *b, const void *c,
                          const mmp_gemm *g, int threads);
 void ref_data_free(ref_data *d);
@@ -51,10 +63,11 @@ mmp_status ref_result_alloc(mmp_ref_result *r, int64_t m, int64_t n, int want_ab
 /* Decides d64 and dout from X in [sh + sl - E, sh + sl + E] (sh = RN(sh + sl); E = 0 means
  * X = sh + sl exactly; E = NaN/Inf means "unknown"). Returns 1 when both are certified. */
 int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f);
+int ref_format_bits(mmp_format f);   /* significand bits (floats) or value bits (ints) */
+
 /* Ozaki parameters (ref_certified.c): bits per slice and the most slices of A and B
  * (precisions pa, pb) worth computing. forced > 0 fixes the slices. */
 void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced);
-int ref_format_bits(mmp_format f);   /* significand bits (floats) or value bits (ints) */
 
 /* ---- MPFR (ref_mpfr.c) ---- */
 /* Exact X for element (i, j), rounded: d64, dout; if i64 != NULL and X is an integer that fits
@@ -62,8 +75,9 @@ int ref_format_bits(mmp_format f);   /* significand bits (floats) or value bits 
 typedef struct ref_mpfr_ws ref_mpfr_ws;
 ref_mpfr_ws *ref_mpfr_ws_new(int64_t k);
 void ref_mpfr_ws_free(ref_mpfr_ws *w);
-void ref_mpfr_element(ref_mpfr_ws *w, const ref_data *d, int64_t i, int64_t j, double *d64,
-                      double *dout, int64_t *i64, int *fits, int *int32_over);
+/* Outputs first (as mmp_ref_element), then the workspace w (one per thread), the data, (i, j). */
+void ref_mpfr_element(double *d64, double *dout, int64_t *i64, int *fits, int *int32_over, ref_mpfr_ws *w,
+                      const ref_data *d, int64_t i, int64_t j);
 /* Recompute the listed row-major element indices into r (threads). */
 mmp_status ref_mpfr_list(mmp_ref_result *r, const ref_data *d, const int64_t *idx, int64_t count);
 mmp_status ref_mpfr_run(mmp_ref_result *r, const ref_data *d);
@@ -112,26 +126,26 @@ mmp_status ref_cert_finish(ref_cert *c);
 void ref_cert_free(ref_cert *c);
 mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
 /* Integer inputs: returns MMP_STATUS_OK with *handled = 1 when it computed r. */
-mmp_status ref_integer_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o,
-                           int *handled);
+mmp_status ref_integer_run(mmp_ref_result *r, int *handled, const ref_data *d,
+                           const mmp_ref_options *o);
 int ref_integer_eligible(const mmp_gemm *g);
-/* Upper bounds |alpha| (|A||B|)_ij + |beta| |C_ij| into r->absbound (CPU, one DGEMM). */
+/* Upper bounds |alpha| (|A||B|)_ij + |beta| |C_ij| into r->absbound (ref_absbound.c; CPU, one DGEMM). */
 mmp_status ref_absbound_cpu(mmp_ref_result *r, const ref_data *d);
 /* The same from ab = fl(|A||B|) (row-major, any correctly rounded dot products). */
 void ref_absbound_finish(mmp_ref_result *r, const ref_data *d, const double *ab);
-/* Device path (ref_cuda.cu; a stub in host-only builds). */
+/* Device path (ref_cuda.cu; ref_nocuda.c's stub in host-only builds). */
 mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
-/* Device path version 2 (ref_cuda2.cu; a stub in host-only builds): a, b, c are the caller's
- * native host operands; no ref_data is loaded unless elements need MPFR. r is allocated. */
+/* Device path version 2 (ref_cuda2.cu; ref_nocuda.c's stub in host-only builds): a, b, c are
+ * the caller's native host operands; no ref_data is loaded unless elements need MPFR. r is allocated. */
 mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
                          const mmp_ref_options *o, int threads);
 /* A device copy of a native host operand (rows x cols in layout l, leading dimension ld) and
- * its release (ref_cuda2.cu; stubs returning MMP_STATUS_UNSUPPORTED in host-only builds). */
+ * its release (ref_cuda2.cu; ref_nocuda.c's stubs return MMP_STATUS_UNSUPPORTED). */
 mmp_status ref_cuda2_upload(void **dev, const void *host, mmp_format f, mmp_layout l, int64_t ld, int64_t rows,
                             int64_t cols, int device);
 void ref_cuda2_free(void *dev);
-/* MPFR for the listed row-major elements from the native operands (loads only their rows of A
- * and columns of B; threads): n_mpfr and time.mpfr_s are updated. */
+/* MPFR for the listed row-major elements from the native operands (ref_mpfr_native.c; loads
+ * only their rows of A and columns of B; threads): n_mpfr and time.mpfr_s are updated. */
 mmp_status ref_mpfr_native_list(mmp_ref_result *r, const void *a, const void *b, const void *c,
                                 const mmp_gemm *g, const int64_t *idx, int64_t count, int threads);
 /* Best of 3 cublasDgemm timings at m x n x k (benchmarks; ref_cuda.cu). */

@@ -9,8 +9,9 @@
  *      enough to round X once); integer formats: mpfr_rint(X) then wrap modulo 2^32 (which
  *      format.h's modulo 2^bits then completes).
  * Special values are MPFR's: NaN products (0 * Inf, NaN) give NaN, +Inf + -Inf gives NaN.
- * Rows are spread over pthreads (ref_parallel); each thread owns its MPFR workspace.
- * Cost: about 0.2 us per multiply-add per core (the naive anchor of issue 8).
+ * Rows are spread over threads (mmp_parallel_for); each thread owns its MPFR workspace.
+ * Cost: linear in the multiply-adds, the slow anchor the certified path is timed against
+ * (bench/bench_reference.c; measured: results/host/bench/reference-cpu.txt).
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -88,8 +89,8 @@ static void exact_add(mpfr_t y, mpfr_t a, mpfr_t b)
     mpfr_add(y, a, b, MPFR_RNDN);
 }
 
-void ref_mpfr_element(ref_mpfr_ws *w, const ref_data *d, int64_t i, int64_t j, double *d64,
-                      double *dout, int64_t *i64, int *fits, int *int32_over)
+void ref_mpfr_element(double *d64, double *dout, int64_t *i64, int *fits, int *int32_over, ref_mpfr_ws *w,
+                      const ref_data *d, int64_t i, int64_t j)
 {
     const mmp_gemm *g = d->g;
     int64_t K = d->k;
@@ -166,8 +167,8 @@ static void do_element(mpfr_job *j, int tid, int64_t e)
     int64_t i = e / d->n, jj = e % d->n;
     int fits, o32;
     int64_t v = 0;
-    ref_mpfr_element(j->ws[tid], d, i, jj, &j->r->d64[e], &j->r->dout[e], j->r->i64 ? &v : NULL, &fits,
-                     &o32);
+    ref_mpfr_element(&j->r->d64[e], &j->r->dout[e], j->r->i64 ? &v : NULL, &fits, &o32, j->ws[tid], d, i,
+                     jj);
     if (j->r->i64) {
         j->r->i64[e] = v;
         j->over32[tid] += o32;

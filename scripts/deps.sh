@@ -15,7 +15,7 @@ have_pc check || need+=(check)
 command -v xz >/dev/null || need+=(xz-utils)
 command -v xmllint >/dev/null || need+=(libxml2-utils)
 [ -e /usr/lib/x86_64-linux-gnu/libsubunit.so ] || [ -e /usr/lib/aarch64-linux-gnu/libsubunit.so ] || need+=(libsubunit-dev)
-# OpenBLAS itself (a netlib CBLAS also provides cblas.h, but is 10-100x slower and has no
+# OpenBLAS itself (a netlib CBLAS also provides cblas.h, but is far slower and has no
 # thread control): found by pkg-config or by its library, installed when missing.
 have_openblas=0
 have_pc openblas && have_openblas=1

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mmaprobe/format.h"
+#include "mmaprobe/result.h"
 #include "tests/check_main.h"
 
 static const mmp_format float_formats[] = {MMP_FORMAT_FP32, MMP_FORMAT_TF32, MMP_FORMAT_FP16,
@@ -236,6 +237,36 @@ START_TEST(random_against_mpfr)
 }
 END_TEST
 
+/* result.h's names: every verdict and reason set round-trips; an unknown name is
+ * MMP_STATUS_INVALID with a message naming it, and leaves the output untouched. */
+START_TEST(verdict_and_reason_names)
+{
+    for (int i = 0; i < MMP_VERDICT_COUNT_; i++) {
+        mmp_verdict v = (mmp_verdict)-1;
+        ck_assert_int_eq(mmp_verdict_from_name(&v, mmp_verdict_name((mmp_verdict)i)), MMP_STATUS_OK);
+        ck_assert_int_eq(v, i);
+    }
+    mmp_verdict v = MMP_VERDICT_SKIP;
+    ck_assert_int_eq(mmp_verdict_from_name(&v, "fail"), MMP_STATUS_OK);
+    ck_assert_int_eq(v, MMP_VERDICT_FAIL);
+    ck_assert_int_eq(mmp_verdict_from_name(&v, "maybe"), MMP_STATUS_INVALID);
+    ck_assert_str_eq(mmp_error_last(), "unknown verdict 'maybe'");
+    ck_assert_int_eq(v, MMP_VERDICT_FAIL);
+    ck_assert_int_eq(mmp_verdict_from_name(&v, NULL), MMP_STATUS_INVALID);
+
+    char buf[512];
+    uint32_t all = (1u << MMP_REASON_COUNT_) - 1, m = 0;
+    ck_assert_int_eq(mmp_reason_parse(&m, mmp_reason_format(buf, sizeof buf, all)), MMP_STATUS_OK);
+    ck_assert_uint_eq(m, all);
+    ck_assert_int_eq(mmp_reason_parse(&m, ""), MMP_STATUS_OK);
+    ck_assert_uint_eq(m, 0);
+    m = 7;
+    ck_assert_int_eq(mmp_reason_parse(&m, "guard,nope,timeout"), MMP_STATUS_INVALID);
+    ck_assert_str_eq(mmp_error_last(), "unknown reason 'nope'");
+    ck_assert_uint_eq(m, 7);
+}
+END_TEST
+
 static Suite *format_suite(void)
 {
     Suite *s = suite_create("format");
@@ -244,6 +275,7 @@ static Suite *format_suite(void)
     tcase_add_test(tc, known_values);
     tcase_add_test(tc, int4_packing_low_nibble_first);
     tcase_add_test(tc, names);
+    tcase_add_test(tc, verdict_and_reason_names);
     suite_add_tcase(s, tc);
     TCase *tm = tcase_create("against_mpfr");
     tcase_set_timeout(tm, 300);

@@ -57,7 +57,7 @@ static void load_expectations(void)
         expectation *e = &expects[n_expects];
         char verdict[16];
         if (sscanf(line + 8, "%95s %15s %127s", e->kernel, verdict, e->reasons_text) != 3 ||
-            mmp_verdict_from_name(&e->verdict, verdict) != 0) {
+            mmp_verdict_from_name(&e->verdict, verdict) != MMP_STATUS_OK) {
             snprintf(load_error, sizeof load_error, "%s:%d: bad #expect line", suite_path(), no);
             break;
         }
@@ -66,7 +66,7 @@ static void load_expectations(void)
         for (char *p = list; *p; p++)
             if (*p == '|') *p = ',';
         e->reasons = 0;
-        if (strcmp(list, "-") != 0 && mmp_reason_parse(&e->reasons, list) != 0) {
+        if (strcmp(list, "-") != 0 && mmp_reason_parse(&e->reasons, list) != MMP_STATUS_OK) {
             snprintf(load_error, sizeof load_error, "%s:%d: unknown reason in '%s'", suite_path(), no, list);
             break;
         }

@@ -429,7 +429,8 @@ START_TEST(test_maps)
     for (int b = 0; b < mmp_k16_smem_bytes(c); b++) written += hit[b];
     ck_assert_int_eq(written, c.stages * (c.bm * mmp_k16_a_row_bytes(c) + mmp_k16_b_rows(c) * mmp_k16_b_row_bytes(c)));
     free(hit);
-    /* seed 004: 16 wavefronts per A ldmatrix.x4 on plain 64-byte rows, 4 padded or swizzled */
+    /* 16 wavefronts per A ldmatrix.x4 on plain 64-byte rows (4-way bank conflict), 4 when
+     * padded or swizzled (conflict-free) */
     if (ldsm_n > 0) {
         int per = ldsm_wf / ldsm_n;
         if (c.smem_layout == MMP_K16_PLAIN) ck_assert_int_eq(per, 16);

@@ -11,7 +11,7 @@
  *    "Matrix Fragments for mma.m16n8k16/k32/k64" formulas (written here independently of the
  *    kernel's helpers), the m16n8 products are computed from them and compared with a plain loop
  *    over the global matrices; a deliberately wrong register order must fail the same check;
- *  - sector efficiency: the transposed-B loader of seed 000 uses 2 of every 32 bytes it fetches,
+ *  - sector efficiency: the transposed-B loader uses 2 of every 32 bytes it fetches,
  *    the non-transposed k64 loaders all 32, the K-step-16 loaders 16.
  * Run: ctest -R check_kernint_maps (seeded: MMP_SEED=<n>).
  */
@@ -323,7 +323,7 @@ START_TEST(test_fragments)
 }
 END_TEST
 
-/* ---- sector efficiency of the global loads (seed 000 run 4: transposed B collapses) ---- */
+/* ---- sector efficiency of the global loads (the transposed-B loader wastes most of each sector) ---- */
 static void sectors(const mmp_warp_access *p, int64_t *used, int64_t *fetched)
 {
     uint64_t seen[32 * 16];
@@ -346,7 +346,7 @@ START_TEST(test_sector_efficiency)
     const row *r = &rows[_i];
     mmp_intk_cfg c = r->c;
     const mmp_kernel_memmap *map = find_map(r->name);
-    mmp_memmap_shape s = {4096, 4096, 4096, 4096, 4096, c.bits, c.bits};   /* the seed's large-N regime */
+    mmp_memmap_shape s = {4096, 4096, 4096, 4096, 4096, c.bits, c.bits};   /* large N: one warp's rows lie far apart */
     mmp_warp_access acc[64];
     int n = map->enumerate(acc, 64, &s, 5, 7);
     int64_t used[2] = {0, 0}, fetched[2] = {0, 0};

@@ -6,6 +6,8 @@
 #   - public headers of M and of the modules before M in the order.
 # Anything else (another module's private header, a header of a module above M, a path into
 # tests/) is an arrow that runs back up, and fails the test with the file and the line.
+# Also: core names no function of a module above it; one RNG (core/rng.c); no work history
+# (session N, issue N, stop N, sN-N call ids) in the product code's comments.
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
@@ -68,5 +70,13 @@ if grep -rnE '0x9e3779b97f4a7c15|6364136223846793005|splitmix|xorshift|\brand\(\
      core reference kernels suites probes reports cli | grep -v '^core/rng.c:'; then
   echo "FAIL: a private random-number generator in product code (use mmaprobe/core.h's Philox)"; bad=1
 fi
-[ $bad = 0 ] && echo "layers: every include of ${order[*]} follows the dependency order; one RNG"
+# no work history in product code: comments say what the code does and why, not which session,
+# issue, stop or tool call (s15-6) produced it; a newcomer cannot resolve those (git log can)
+if grep -rnEi '\bsessions? #?[0-9]+|\b(this|last|previous|next|earlier) session\b|\bissues? #?[0-9]+\b|\bstops? #?[0-9]+\b|\bs[0-9]+-[0-9]+\b' \
+     --include='*.c' --include='*.h' --include='*.cu' --include='*.cuh' --include='*.cmake' \
+     --include='CMakeLists.txt' --include='*.sh' --include='*.py' --include='*.suite' \
+     core reference kernels suites probes reports cli include bench; then
+  echo "FAIL: work history (session N, issue N, stop N, sN-N) in product code (listed above)"; bad=1
+fi
+[ $bad = 0 ] && echo "layers: every include of ${order[*]} follows the dependency order; one RNG; no work history"
 exit $bad

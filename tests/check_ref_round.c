@@ -22,7 +22,7 @@
 #include "reference/ref_v2.h"
 #include "tests/lib/ref_testgen.h"
 
-/* ---- the oracle: ref_common.c's decision code before it moved to ref_round.h ---- */
+/* ---- the oracle: an independent host-only implementation of the decision (format.c rounding) ---- */
 
 static double old_round_ne(double x, mmp_format f)
 {

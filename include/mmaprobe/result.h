@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mmaprobe/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,11 +52,13 @@ typedef enum mmp_reason {
 } mmp_reason;
 
 const char *mmp_verdict_name(mmp_verdict v);          /* "PASS", "FAIL", "ERROR", "SKIP" */
-int mmp_verdict_from_name(mmp_verdict *v, const char *s); /* 0 ok, -1 unknown */
+mmp_status mmp_verdict_from_name(mmp_verdict *v, const char *s); /* case-insensitive; INVALID if unknown */
 const char *mmp_reason_name(mmp_reason bit);          /* "bound-exceeded", ... */
 /* Comma-separated names of the bits in mask into buf; returns buf. */
 char *mmp_reason_format(char *buf, size_t size, uint32_t mask);
-int mmp_reason_parse(uint32_t *mask, const char *list);  /* 0 ok, -1 unknown name */
+/* Comma-separated reason names (as mmp_reason_format writes them) into *mask; INVALID on an
+ * unknown name (*mask untouched). */
+mmp_status mmp_reason_parse(uint32_t *mask, const char *list);
 
 #define MMP_HIST_BINS 16   /* error/bound histogram: bin b holds ratios in [edge(b), edge(b+1)) */
 #define MMP_HEAT_MAX 64    /* heatmap cells per side at most */

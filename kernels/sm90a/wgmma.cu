@@ -24,6 +24,7 @@
  *   two consumer warpgroups raised to 232, one wgmma group kept in flight (a stage is released
  *   when the next tile's group is issued), grouped tile order for L2 reuse (needs M multiple
  *   of 128, N of 256, K of 64, lda, ldb multiples of 8). Helpers: wgmma_common.cuh.
+ * Measured timings: results/h200/kernels/kernels.md.
  */
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/device/20-reference.sh — the certified reference on the device (issue 8), run from the
+# scripts/device/20-reference.sh — the certified reference on the device, run from the
 # repo root by scripts/device/run-all.sh with the build in build-h200/; writes $OUT/reference/.
 #   1. fp32 x fp32 -> fp32 at 8192^3: the certified GPU reference, version 2 (ref_cuda2.cu:
 #      native upload, every O(n^2) stage on the device, MPFR for the undecided: n_mpfr) timed
@@ -50,7 +50,7 @@ run() {   # name, timeout, args...
     grep -E '^(certified|cublas dgemm|device|naive|sampled|compared|operands|# disagreements)|FAILED' "$out/$name.txt" || true
 }
 run gpu-fp32-8192 90 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
-# bf16 inputs need one DGEMM (fp32: 2 x 2 slices, 4 DGEMMs): the 2.5x goal's best case
+# bf16 inputs need one DGEMM (fp32: 2 x 2 slices, 4 DGEMMs): the device path's best case
 run gpu-bf16-8192 60 --gpu --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
 # operands already on the device (as the kernel's are in a harness, and the DGEMM's): no upload
 run gpu-bf16-8192-ondev 40 --gpu --operands-on-device --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000

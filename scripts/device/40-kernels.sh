@@ -4,17 +4,18 @@
 # build in build-h200/; writes under $OUT/kernels/. Fails soft: prints what failed, continues.
 #   1. check_kern16_maps (host emulation of the kernels' addressing) on this machine.
 #   2. bench_mma_peak: peak TFLOP/s of mma.sync m16n8k16 bf16 and wgmma m64n256k16 bf16 on this
-#      GPU and their ratio (the ceiling of the mma.sync kernels) -> mma_peak.txt (~15 s).
+#      GPU and their ratio (the ceiling of the mma.sync kernels) -> mma_peak.txt.
 #   2b. mmaprobe validate --suite kernels/wgmma_tma.suite: the TMA wgmma kernels with K long
 #      enough to wrap their stage ring, several CTAs and groups, padded ld -> wgmma_tma.{json,txt}.
 #   (validation: mmaprobe validate --suite smoke,edge over the families is in 10-validate.sh)
 #   3. bench/bench_kernels.sh: SASS tensor-op summary + timing of every registered device kernel
 #      at N = 512, 1024, 2048, 4096, 8192 (median of 20 after 3 warm-up, L2-rotated operands),
-#      speedup vs the same-precision WMMA baseline, % of cuBLAS -> kernels.md (~3-4 minutes).
+#      speedup vs the same-precision WMMA baseline, fraction of cuBLAS -> kernels.md (the
+#      longest step of this script).
 # budget-seconds: 240
 # MMP_BENCH_FILTER / MMP_BENCH_SIZES: bench_kernels' --filter / --sizes (a partial re-run). The
-#   default filter is issue 4's families (their cuBLAS rows come with them): the SIMT references
-#   and cuBLAS's own descriptors at 8192 do not fit the budget (a call of this session timed out).
+#   default filter is the tensor-core families tuned against cuBLAS (their cuBLAS rows come with
+#   them): the SIMT references and cuBLAS's own descriptors at 8192 do not fit the budget.
 # MMP_NCU_PROFILE="kernel kernel": instead of all the above, Nsight Compute's speed-of-light, warp
 #   state and compute sections of one launch of each named kernel at N=4096 (why a kernel is slow)
 #   -> ncu-<kernel>.txt.
@@ -47,7 +48,7 @@ mmp_need "$B/tests/check_kern16_maps"
 "$B/tests/check_kern16_maps" > "$out/check_kern16_maps.txt" 2>&1
 mmp_expect "check_kern16_maps (see $out/check_kern16_maps.txt)" $? 0
 
-# bench_mma_peak first: short (about 15 s, killed at 40 s), so that bench_kernels' budget stays
+# bench_mma_peak first: short (--seconds 12, killed at 40 s), so that bench_kernels' budget stays
 # the rest of this script's
 if [ -x "$B/bench_mma_peak" ]; then
     timeout 40 "$B/bench_mma_peak" --seconds 12 > "$out/mma_peak.txt" 2>&1

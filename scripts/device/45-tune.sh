@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/device/45-tune.sh — one tuning round for a few kernels (issue 4's mma.sync goal): the
+# scripts/device/45-tune.sh — one tuning round for a few kernels (mma.sync against cuBLAS): the
 # kernels' smoke and edge validation, then their time next to cuBLAS. A no-op unless
 # MMP_TUNE_FILTER is set, so a full run-all.sh leaves it out; a tuning call is
 #   MMP_DEVICE_ONLY="45" MMP_TUNE_FILTER='bf16_mma_pipe*,bf16_mma_w64_4stage' bash scripts/device/run-all.sh

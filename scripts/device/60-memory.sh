@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/device/60-memory.sh — `mmaprobe probe --memory`: bank conflicts and coalescing from each
 # kernel's exposed memory map (analysis) next to the measured counters, for the calibration
-# accesses and the seed kernels the issue names (seed 004 plain/padded/swizzled BF16, seed 000
-# INT4 transposed-B vs non-transposed). Files under $OUT/memory/:
+# accesses and the kernels whose shared-memory layout or loader differs by one thing (plain /
+# padded / swizzled BF16; INT4 transposed-B vs non-transposed). Files under $OUT/memory/:
 #   memory-cupti.{txt,json}  `--counters cupti` over every kernel: CUPTI's in-process range profiler
 #                            (exit 3 + one line on stderr when it cannot measure, or when a
 #                            calibration row disagrees with the model; MMP_CUPTI_DEBUG=1 prints what
@@ -29,7 +29,7 @@ cat "$out/memory-cupti.err" >> "$out/memory-cupti.txt"
 echo "60-memory: probe --memory --counters cupti (every kernel): exit $rc in $(( $(date +%s) - start ))s"
 grep -E "^memory measurement|--counters cupti|DISAGREE|disagree|wavefronts \(" "$out/memory-cupti.txt" | head -30
 
-# 2. Nsight Compute on the seed families (and on every kernel when CUPTI could not measure)
+# 2. Nsight Compute on those families (and on every kernel when CUPTI could not measure)
 filters=('bf16_mma_*' 'int4_ptx_mma_k64_x4_x2*' 'fp16_ptx_*')
 # MMP_MEMORY_NCU_FILTERS="glob glob": only these with ncu (a partial re-run); "skip": none
 [ -n "${MMP_MEMORY_NCU_FILTERS:-}" ] && read -r -a filters <<<"$MMP_MEMORY_NCU_FILTERS"

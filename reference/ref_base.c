@@ -1,0 +1,132 @@
+/* ref_base.c — the reference paths' shared low pieces: loading A, B, C into binary64, the
+ * result record, options, and the host entry points of the rounding decision (ref_round.h).
+ * Everything above (the MPFR, integer, certified and device paths, and ref_gemm.c's entry
+ * point) calls down into this file; it calls only ref_alloc.c and core. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmaprobe/core.h"
+#include "mmaprobe/format.h"
+#include "ref_internal.h"
+#include "ref_round.h"
+
+/* ---- loading into binary64, column-major ---- */
+
+typedef struct {
+    const void *src;
+    mmp_format f;
+    mmp_layout l;
+    int64_t ld, rows;
+    double *dst;   /* column-major rows x cols, or row-major when row_major */
+    int row_major;
+    int64_t cols;
+} load_job;
+
+/* [b, e) of the outer dimension: rows when row_major, else columns. */
+static void load_part(void *ctx, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    load_job *j = ctx;
+    int64_t inner = j->row_major ? j->cols : j->rows;
+    int native = j->f == MMP_FORMAT_FP32 || j->f == MMP_FORMAT_FP64;   /* a C conversion */
+    for (int64_t o = b; o < e; o++)
+        for (int64_t t = 0; t < inner; t++) {
+            int64_t r = j->row_major ? o : t, col = j->row_major ? t : o;
+            size_t at = mmp_gemm_index(j->l, j->ld, r, col);
+            double v = !native ? mmp_format_load(j->src, at, j->f)
+                       : j->f == MMP_FORMAT_FP32 ? (double)((const float *)j->src)[at]
+                                                 : ((const double *)j->src)[at];
+            j->dst[o * inner + t] = v;
+        }
+}
+
+static mmp_status load_matrix(double **out, const void *src, mmp_format f, mmp_layout l, int64_t ld,
+                              int64_t rows, int64_t cols, int row_major, int threads)
+{
+    double *p = malloc((size_t)rows * (size_t)cols * sizeof(double));
+    if (!p) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate %lld x %lld doubles",
+                           (long long)rows, (long long)cols);
+    load_job j = {src, f, l, ld, rows, p, row_major, cols};
+    mmp_parallel_for(threads, row_major ? rows : cols, 16, load_part, &j);
+    *out = p;
+    return MMP_STATUS_OK;
+}
+
+void ref_data_free(ref_data *d)
+{
+    free(d->a64); free(d->b64); free(d->c64);
+    d->a64 = d->b64 = d->c64 = NULL;
+}
+
+mmp_status ref_data_load(ref_data *d, const void *a, const void *b, const void *c, const mmp_gemm *g,
+                         int threads)
+{
+    memset(d, 0, sizeof *d);
+    d->g = g; d->m = g->m; d->n = g->n; d->k = g->k; d->threads = threads;
+    mmp_status st = load_matrix(&d->a64, a, g->a, g->la, g->lda, g->m, g->k, 1, threads);
+    if (st == MMP_STATUS_OK) st = load_matrix(&d->b64, b, g->b, g->lb, g->ldb, g->k, g->n, 0, threads);
+    if (st == MMP_STATUS_OK && g->beta != 0.0)
+        st = load_matrix(&d->c64, c, g->c, g->lc, g->ldc, g->m, g->n, 1, threads);
+    if (st != MMP_STATUS_OK) ref_data_free(d);
+    return st;
+}
+
+/* ---- results ---- */
+
+void mmp_ref_options_init(mmp_ref_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->path = MMP_REF_PATH_CERTIFIED;
+}
+
+void mmp_ref_result_init(mmp_ref_result *r) { memset(r, 0, sizeof *r); }
+
+void mmp_ref_result_clear(mmp_ref_result *r)
+{
+    ref_big_free(r->d64); ref_big_free(r->dout); ref_big_free(r->absbound); ref_big_free(r->i64);
+    mmp_ref_result_init(r);
+}
+
+mmp_status ref_result_alloc(mmp_ref_result *r, int64_t m, int64_t n, int want_abs, int want_i64)
+{
+    size_t cnt = (size_t)m * (size_t)n;
+    mmp_ref_result_clear(r);
+    r->m = m; r->n = n;
+    r->d64 = ref_big_alloc(cnt * sizeof(double), 0);
+    r->dout = ref_big_alloc(cnt * sizeof(double), 0);
+    if (want_abs) r->absbound = ref_big_alloc(cnt * sizeof(double), 0);
+    if (want_i64) r->i64 = ref_big_alloc(cnt * sizeof(int64_t), 0);
+    if (!r->d64 || !r->dout || (want_abs && !r->absbound) || (want_i64 && !r->i64)) {
+        mmp_ref_result_clear(r);
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the %lld x %lld result",
+                       (long long)m, (long long)n);
+    }
+    return MMP_STATUS_OK;
+}
+
+/* ---- rounding decisions ---- */
+
+int ref_format_bits(mmp_format f)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    if (!fi) return 53;
+    if (fi->is_float) return fi->precision;
+    return fi->storage_bits;   /* int4: 4, int8: 8, int32: 32 (magnitude bits <= these) */
+}
+
+/* The decisions live in ref_round.h (__host__ __device__: the device path decides with the
+ * same code); these are the host entry points. */
+double mmp_ref_round_out(double d64, int ternary, mmp_format f)
+{
+    ref_fmt ff;
+    if (!ref_fmt_init(&ff, f)) return NAN;
+    return ref_round_out_hd(d64, ternary, &ff);
+}
+
+int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f)
+{
+    ref_fmt ff;
+    if (!ref_fmt_init(&ff, f)) return 0;
+    return ref_decide_hd(d64, dout, sh, sl, E, &ff);
+}

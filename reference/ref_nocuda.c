@@ -1,0 +1,34 @@
+/* ref_nocuda.c — the device paths' entry points in a host-only build (MMP_ENABLE_CUDA=OFF):
+ * each returns MMP_STATUS_UNSUPPORTED. With CUDA, ref_cuda.cu and ref_cuda2.cu define them and
+ * reference/CMakeLists.txt leaves this file out. */
+#include "ref_internal.h"
+
+mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
+                         const mmp_ref_options *o, int threads)
+{
+    (void)r; (void)a; (void)b; (void)c; (void)g; (void)o; (void)threads;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
+
+mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o)
+{
+    (void)r; (void)d; (void)o;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
+
+mmp_status ref_cuda2_upload(void **dev, const void *host, mmp_format f, mmp_layout l, int64_t ld, int64_t rows,
+                            int64_t cols, int device)
+{
+    (void)host; (void)f; (void)l; (void)ld; (void)rows; (void)cols; (void)device;
+    *dev = NULL;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
+
+void ref_cuda2_free(void *dev) { (void)dev; }
+
+mmp_status ref_cuda_time_dgemm(double *seconds, int64_t m, int64_t n, int64_t k, int device)
+{
+    (void)m; (void)n; (void)k; (void)device;
+    *seconds = 0;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
