@@ -1,6 +1,8 @@
 /* ref_cert_finish.c — the host end of the certified paths (CPU and CUDA): the remainder terms
  * (step 5 of ref_certified.c: exact when sparse, else a bound), alpha/beta (ref_finish), the
- * rounding decisions (ref_decide) and MPFR for whatever could not be decided. */
+ * rounding decisions (ref_decide); elements with a NaN/Inf product from those products alone
+ * (ref_special_element), and whatever the bound left open by the exact evaluator (ref_exact.c),
+ * MPFR only for what that declines. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +48,7 @@ static void sparse_cols(void *ctx, int64_t b, int64_t e, int tid)
 typedef struct {
     ref_cert *c;
     unsigned char *undecided;   /* row-major */
+    const ref_special *sp;      /* NaN/Inf positions, when a row or column has one */
 } decide_job;
 
 static void decide_rows(void *ctx, int64_t b, int64_t e, int tid)
@@ -65,7 +68,10 @@ static void decide_rows(void *ctx, int64_t b, int64_t e, int tid)
                 double drop = c->ra_max[i] * c->b_sum[col] + c->a_sum[i] * c->rb_max[col];
                 if (drop != 0.0) E += drop * (1.0 + 0x1p-50) + 0x1p-1073;
             }
-            if (c->rowbad[i] || c->colbad[col]) E = INFINITY;
+            if (c->rowbad[i] || c->colbad[col]) {   /* a NaN/Inf product: decided from those alone */
+                j->undecided[x] = !(j->sp && ref_special_element(&r->d64[x], &r->dout[x], j->sp, d, i, col));
+                continue;
+            }
             double cv = d->c64 ? d->c64[x] : 0.0;
             ref_finish(&sh, &sl, &E, g->alpha, g->beta, cv, g->beta != 0.0);
             j->undecided[x] = !ref_decide(&r->d64[x], &r->dout[x], sh, sl, E, g->d);
@@ -84,8 +90,14 @@ mmp_status ref_cert_finish(ref_cert *c)
     size_t total = (size_t)d->m * d->n;
     unsigned char *und = malloc(total);
     if (!und) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
-    decide_job dj = {c, und};
+    int any_bad = 0;
+    for (int64_t i = 0; i < d->m && !any_bad; i++) any_bad = c->rowbad[i];
+    for (int64_t col = 0; col < d->n && !any_bad; col++) any_bad = c->colbad[col];
+    ref_special sp;
+    int have_sp = any_bad && ref_special_lists(&sp, d) == MMP_STATUS_OK;
+    decide_job dj = {c, und, have_sp ? &sp : NULL};
     mmp_parallel_for(d->threads, d->m, 8, decide_rows, &dj);
+    if (have_sp) ref_special_free(&sp);
     size_t cnt = 0;
     for (size_t x = 0; x < total; x++) cnt += und[x];
     r->time.combine_s += mmp_clock_now() - t0;
@@ -97,7 +109,9 @@ mmp_status ref_cert_finish(ref_cert *c)
             size_t t = 0;
             for (size_t x = 0; x < total; x++)
                 if (und[x]) idx[t++] = (int64_t)x;
-            st = ref_mpfr_list(r, d, idx, (int64_t)cnt);
+            int64_t left = (int64_t)cnt;
+            st = ref_exact_list(r, d, idx, &left);   /* the exact evaluator; MPFR for the rest */
+            if (st == MMP_STATUS_OK) st = ref_mpfr_list(r, d, idx, left);
             free(idx);
         }
     }

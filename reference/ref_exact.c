@@ -31,7 +31,11 @@
 #define GRID_MIN (-3328)
 #define NLIMB 104
 
+/* Two magnitude accumulators, one per sign, so that additions only carry (rarely far) and
+ * never ripple a borrow through every limb when the running sum changes sign; w is their
+ * difference in two's complement, made by acc_settle when the value is needed. */
 typedef struct {
+    uint64_t pos[NLIMB], neg[NLIMB];
     uint64_t w[NLIMB];
 } longacc;
 
@@ -45,7 +49,9 @@ static void decompose(double x, uint64_t *m, int *e)
     else { *m = frac | (1ull << 52); *e = ex - 1075; }
 }
 
-/* acc += sign * (v2 v1 v0) 2^(e - GRID_MIN), v < 2^192 */
+static void acc_clear(longacc *a) { memset(a->pos, 0, sizeof a->pos); memset(a->neg, 0, sizeof a->neg); }
+
+/* (negative ? neg : pos) += (v2 v1 v0) 2^(e - GRID_MIN), v < 2^192 */
 static void acc_add(longacc *a, int negative, uint64_t v0, uint64_t v1, uint64_t v2, int e)
 {
     int off = e - GRID_MIN;
@@ -58,25 +64,42 @@ static void acc_add(longacc *a, int negative, uint64_t v0, uint64_t v1, uint64_t
         t[2] = (v2 << s) | (v1 >> (64 - s));
         t[3] = v2 >> (64 - s);
     }
-    if (!negative) {
-        unsigned __int128 c = 0;
-        int l = q;
-        for (int i = 0; i < 4 && l < NLIMB; i++, l++) {
-            c += (unsigned __int128)a->w[l] + t[i];
-            a->w[l] = (uint64_t)c;
-            c >>= 64;
-        }
-        for (; c && l < NLIMB; l++) { c += a->w[l]; a->w[l] = (uint64_t)c; c >>= 64; }
-    } else {
-        uint64_t borrow = 0;
-        int l = q;
-        for (int i = 0; i < 4 && l < NLIMB; i++, l++) {
-            uint64_t x = a->w[l], y = t[i];
-            uint64_t d = x - y - borrow;
-            borrow = (x < y) || (x - y < borrow);
-            a->w[l] = d;
-        }
-        for (; borrow && l < NLIMB; l++) { borrow = a->w[l] == 0; a->w[l]--; }
+    uint64_t *w = negative ? a->neg : a->pos;
+    unsigned __int128 c = 0;
+    int l = q;
+    for (int i = 0; i < 4 && l < NLIMB; i++, l++) {
+        c += (unsigned __int128)w[l] + t[i];
+        w[l] = (uint64_t)c;
+        c >>= 64;
+    }
+    for (; c && l < NLIMB; l++) { c += w[l]; w[l] = (uint64_t)c; c >>= 64; }
+}
+
+/* The same for one 64-bit value (products of two narrow significands): two limbs. */
+static void acc_add1(longacc *a, int negative, uint64_t v, int e)
+{
+    int off = e - GRID_MIN;
+    int q = off >> 6, s = off & 63;
+    uint64_t t0 = v << s, t1 = s ? v >> (64 - s) : 0;
+    uint64_t *w = negative ? a->neg : a->pos;
+    uint64_t x = w[q] + t0, c = x < t0;
+    w[q] = x;
+    uint64_t y = w[q + 1] + t1, c2 = y < t1;
+    y += c;
+    c2 |= y < c;
+    w[q + 1] = y;
+    for (int l = q + 2; c2 && l < NLIMB; l++) c2 = ++w[l] == 0;
+}
+
+/* w = pos - neg (two's complement over NLIMB limbs: the magnitudes stay below 2^3200). */
+static void acc_settle(longacc *a)
+{
+    uint64_t borrow = 0;
+    for (int l = 0; l < NLIMB; l++) {
+        uint64_t x = a->pos[l], y = a->neg[l];
+        uint64_t d = x - y - borrow;
+        borrow = (x < y) || (x - y < borrow);
+        a->w[l] = d;
     }
 }
 
@@ -185,7 +208,7 @@ static cls cls_scale(double alpha, cls s, int s_is_zero)   /* alpha * S */
     return (signbit(alpha) != 0) == (s == CLS_NINF) ? CLS_PINF : CLS_NINF;
 }
 
-int ref_exact_element(const ref_data *d, int64_t i, int64_t j, double *d64, double *dout)
+int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, int64_t j)
 {
     const mmp_gemm *g = d->g;
     if (!mmp_format_get_info(g->d)->is_float) return 0;
@@ -196,9 +219,14 @@ int ref_exact_element(const ref_data *d, int64_t i, int64_t j, double *d64, doub
     int scaled = alpha != 1.0 || g->beta != 0.0, use_alpha = alpha != 1.0 && isfinite(alpha) && alpha != 0.0;
     uint64_t ma = 0;
     int ealpha = 0;
+    /* significands of at most 26 bits (every format but fp64): strip the zero low bits of the
+     * binary64 significand so that a product fits one 64-bit word */
+    int pa = ref_format_bits(g->a), pb = ref_format_bits(g->b);
+    int narrow = mmp_format_get_info(g->a)->is_float && mmp_format_get_info(g->b)->is_float && pa <= 26 && pb <= 26;
+    int sha = narrow ? 53 - pa : 0, shb = narrow ? 53 - pb : 0;
     if (use_alpha) decompose(alpha, &ma, &ealpha);
     longacc acc;
-    memset(&acc, 0, sizeof acc);
+    acc_clear(&acc);
     cls s = CLS_FINITE;
     int all_neg_zero = K > 0;
     for (int64_t k = 0; k < K; k++) {
@@ -216,7 +244,9 @@ int ref_exact_element(const ref_data *d, int64_t i, int64_t j, double *d64, doub
         decompose(x, &mx, &ex);
         decompose(y, &my, &ey);
         int neg = signbit(x) != signbit(y);
-        if (use_alpha) {
+        if (narrow && !use_alpha) {
+            acc_add1(&acc, neg, (mx >> sha) * (my >> shb), ex + ey + sha + shb);
+        } else if (use_alpha) {
             mul3(mx, my, ma, &p0, &p1, &p2);
             neg ^= signbit(alpha) != 0;
             acc_add(&acc, neg, p0, p1, p2, ex + ey + ealpha);
@@ -229,6 +259,7 @@ int ref_exact_element(const ref_data *d, int64_t i, int64_t j, double *d64, doub
      * S's sign otherwise (the accumulator holds alpha S when use_alpha). */
     int s_zero = 0, acc_neg = 0;
     if (s == CLS_FINITE) {
+        acc_settle(&acc);
         acc_neg = (int)(acc.w[NLIMB - 1] >> 63);   /* two's complement sign (S may round to -0) */
         s_zero = 1;
         for (int l = 0; l < NLIMB && s_zero; l++) s_zero = acc.w[l] == 0;
@@ -240,7 +271,7 @@ int ref_exact_element(const ref_data *d, int64_t i, int64_t j, double *d64, doub
         int s_neg = s_zero ? all_neg_zero : (use_alpha ? acc_neg != (signbit(alpha) != 0) : acc_neg);
         if (x == CLS_FINITE && isinf(alpha) && !s_zero)   /* Inf times a finite nonzero S */
             x = (signbit(alpha) != 0) == s_neg ? CLS_PINF : CLS_NINF;
-        if (x == CLS_FINITE && alpha == 0.0) memset(&acc, 0, sizeof acc);   /* 0 S: a signed zero */
+        if (x == CLS_FINITE && alpha == 0.0) acc_clear(&acc);   /* 0 S: a signed zero */
         x_neg_zero = s_neg != (signbit(alpha) != 0);   /* sign of alpha S (used when it is 0) */
         if (g->beta != 0.0) {
             double c = d->c64[i * d->n + j], beta = g->beta;
@@ -265,6 +296,7 @@ int ref_exact_element(const ref_data *d, int64_t i, int64_t j, double *d64, doub
     if (x != CLS_FINITE) r = x == CLS_NAN ? NAN : (x == CLS_PINF ? INFINITY : -INFINITY);
     else {
         int z;
+        acc_settle(&acc);
         r = acc_round(&acc, &t, &z);
         if (z) r = x_neg_zero ? -0.0 : 0.0;
     }
@@ -314,8 +346,8 @@ void ref_special_free(ref_special *sp)
     memset(sp, 0, sizeof *sp);
 }
 
-int ref_special_element(const ref_special *sp, const ref_data *d, int64_t i, int64_t j, double *d64,
-                        double *dout)
+int ref_special_element(double *d64, double *dout, const ref_special *sp, const ref_data *d, int64_t i,
+                        int64_t j)
 {
     const mmp_gemm *g = d->g;
     int64_t K = d->k;
@@ -355,8 +387,8 @@ static void exact_part(void *ctx, int64_t b, int64_t e, int tid)
     exact_job *j = ctx;
     for (int64_t t = b; t < e; t++) {
         int64_t el = j->idx[t];
-        j->done[t] = (unsigned char)ref_exact_element(j->d, el / j->d->n, el % j->d->n, &j->r->d64[el],
-                                                      &j->r->dout[el]);
+        j->done[t] = (unsigned char)ref_exact_element(&j->r->d64[el], &j->r->dout[el], j->d, el / j->d->n,
+                                                      el % j->d->n);
     }
 }
 

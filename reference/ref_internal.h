@@ -16,6 +16,7 @@
  *   ref_certified.c                 the certified (Ozaki split) host path
  *   ref_cert_finish.c, ref_integer.c   decisions of the certified path; exact integer GEMMs
  *   ref_mpfr_native.c               MPFR for elements of the native operands
+ *   ref_exact.c                     the exact long accumulator; NaN/Inf elements
  *   ref_mpfr.c                      MPFR on loaded data
  *   ref_base.c, ref_absbound.c      loading, results, rounding decisions; the |A||B| bound
  *   ref_alloc.c                     large arrays
@@ -85,7 +86,7 @@ mmp_status ref_mpfr_run(mmp_ref_result *r, const ref_data *d);
 /* ---- the exact evaluator (ref_exact.c): a long accumulator, no MPFR ---- */
 /* d64 = RN64(X), dout = RN_fmt(X) for element (i, j), exactly as ref_mpfr_element; returns 0
  * (nothing written) for integer output formats. */
-int ref_exact_element(const ref_data *d, int64_t i, int64_t j, double *d64, double *dout);
+int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, int64_t j);
 /* Decide the listed row-major elements into r (threads); the list keeps, in *count, only
  * those it could not decide (for MPFR). n_exact and time.exact_s are updated. */
 mmp_status ref_exact_list(mmp_ref_result *r, const ref_data *d, int64_t *idx, int64_t *count);
@@ -98,8 +99,8 @@ mmp_status ref_special_lists(ref_special *sp, const ref_data *d);
 void ref_special_free(ref_special *sp);
 /* An element whose row or column holds a NaN or an infinity: its NaN/Inf result (with alpha,
  * beta c) from those entries alone; returns 0 if no product is non-finite (nothing written). */
-int ref_special_element(const ref_special *sp, const ref_data *d, int64_t i, int64_t j, double *d64,
-                        double *dout);
+int ref_special_element(double *d64, double *dout, const ref_special *sp, const ref_data *d, int64_t i,
+                        int64_t j);
 
 /* ---- certified paths (ref_certified.c: proof, split; ref_cert_finish.c: decisions) ---- */
 typedef struct ref_cert {
