@@ -17,6 +17,7 @@
 # A failing step is a FAILED line and a non-zero exit (lib.sh); the other steps still run.
 # budget-seconds: 130
 set -u
+. "$(dirname "$0")/lib.sh"
 out=${OUT:-out}/probe
 mkdir -p "$out/captures"
 bin=build-h200/mmaprobe

@@ -16,6 +16,7 @@
 # Within $MMP_SCRIPT_BUDGET (run-all.sh): ~50% validation, the rest timing; the second bench shape
 # only runs when at least 40 s are left.
 set -u
+. "$(dirname "$0")/lib.sh"
 OUT=${OUT:-out}
 dir="$OUT/fused"
 mkdir -p "$dir"
@@ -25,24 +26,24 @@ T=${MMP_SCRIPT_BUDGET:-120}
 t0=$(date +%s)
 left() { echo $((T - ($(date +%s) - t0) - 5)); }
 
-if [ -x "$B/mmaprobe" ]; then
-    timeout $((T * 20 / 100)) "$B/mmaprobe" validate --suite smoke --filter 'int4_fused*' -o "$dir/validate.json" \
-        > "$dir/validate.txt" 2>&1
-    note "mmaprobe validate --suite smoke --filter 'int4_fused*': exit $? (0 pass) -> $dir/validate.txt"
-    grep -E "^int4_fused|pass, " "$dir/validate.txt" | head -20
-else
-    note "no $B/mmaprobe"
-fi
-if [ -x "$B/tests/check_gpu_fused" ]; then
-    CK_DEFAULT_TIMEOUT=300 timeout $((T * 30 / 100)) "$B/tests/check_gpu_fused" > "$dir/check_gpu_fused.txt" 2>&1
-    note "check_gpu_fused: exit $? (0 pass, 77 skip) -> $dir/check_gpu_fused.txt"
-    grep -E "^int4_fused|Checks" "$dir/check_gpu_fused.txt" | head -60
-else
-    note "no $B/tests/check_gpu_fused"
-fi
+mmp_need "$B/mmaprobe"
+timeout $((T * 20 / 100)) "$B/mmaprobe" validate --suite smoke --filter 'int4_fused*' -o "$dir/validate.json" \
+    > "$dir/validate.txt" 2>&1
+rc=$?
+mmp_expect "validate --suite smoke --filter int4_fused*" $rc 0
+note "mmaprobe validate --suite smoke --filter 'int4_fused*': exit $rc (0 pass) -> $dir/validate.txt"
+grep -E "^int4_fused|pass, " "$dir/validate.txt" | head -20
+mmp_need "$B/tests/check_gpu_fused"
+CK_DEFAULT_TIMEOUT=300 timeout $((T * 30 / 100)) "$B/tests/check_gpu_fused" > "$dir/check_gpu_fused.txt" 2>&1
+rc=$?
+mmp_expect check_gpu_fused $rc 0
+note "check_gpu_fused: exit $rc (0 pass) -> $dir/check_gpu_fused.txt"
+grep -E "^int4_fused|Checks" "$dir/check_gpu_fused.txt" | head -60
 if [ -x "$B/tests/check_fused" ]; then
     timeout 15 "$B/tests/check_fused" > "$dir/check_fused.txt" 2>&1
-    note "check_fused (CPU): exit $?"
+    rc=$?
+    mmp_expect check_fused $rc 0
+    note "check_fused (CPU): exit $rc"
 fi
 if [ -x "$B/bench_fused" ]; then
     for shape in "--m 4096 --n 4096 --k 4096 --g 64" "--m 8192 --n 8192 --k 4096 --g 128"; do
@@ -50,7 +51,9 @@ if [ -x "$B/bench_fused" ]; then
         if [ "$l" -lt 40 ]; then note "bench_fused $shape: skipped, ${l}s left"; continue; fi
         echo "## bench_fused $shape" >> "$dir/bench.txt"
         timeout $((l - 5)) "$B/bench_fused" $shape --iters 30 --warmup 5 >> "$dir/bench.txt" 2>&1
-        note "bench_fused $shape: exit $? (124 = timed out)"
+        rc=$?
+        mmp_expect "bench_fused $shape" $rc 0
+        note "bench_fused $shape: exit $rc (124 = timed out)"
     done
     cat "$dir/bench.txt"
 else
@@ -64,4 +67,4 @@ if command -v cuobjdump >/dev/null && [ -f "$lib" ]; then
         END { for (k in n) print k, n[k] }' | sort > "$dir/sass_tensor_ops.txt"
     note "SASS tensor ops of the fused kernels -> $dir/sass_tensor_ops.txt"
 fi
-exit 0
+mmp_finish
