@@ -24,6 +24,16 @@
  *   scribble         after its products, thread (0, 0) flips the last bit of A[0]
  *   hang             thread (0, 0) spins on a volatile flag nobody sets (the runner's timeout)
  *   illegal_address  thread (0, 0) stores through a NULL pointer (sticky CUDA error)
+ *   m_residue        when M % 64 == 37, row M-1 is computed from row M-2 of A (a remainder
+ *                    path wrong for one residue class: edge's residue sweep catches it)
+ *   ldb_is_ldd       B indexed with ldd instead of ldb (equal when tight or padded alike:
+ *                    edge's cases that pad B or D alone catch it)
+ *   edge_nan         rows past the last multiple of 16 store 0 for NaN (edge's special case
+ *                    with partial tiles catches it; smoke's tile-aligned one does not)
+ * cuda_mut_base_cd is version 1 taking row- and column-major C and D (C's index follows its
+ * layout and ldc): the control of the same shape for
+ *   c_col_packed     column-major C read as packed row-major (edge's alpha/beta case with
+ *                    column-major C catches it)
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -37,7 +47,8 @@
 
 enum {
     MUT_NONE, MUT_DROP_K_TILE, MUT_EDGE_UNWRITTEN, MUT_SWAP, MUT_NO_SYNC, MUT_PAST_TILE,
-    MUT_FP16_ACC, MUT_NAN_CLAMP, MUT_WRONG_LD, MUT_SCRIBBLE, MUT_HANG, MUT_ILLEGAL_ADDRESS
+    MUT_FP16_ACC, MUT_NAN_CLAMP, MUT_WRONG_LD, MUT_SCRIBBLE, MUT_HANG, MUT_ILLEGAL_ADDRESS,
+    MUT_M_RESIDUE, MUT_LDB_IS_LDD, MUT_EDGE_NAN, MUT_BASE_CD, MUT_C_COL_PACKED
 };
 
 #define TILE 16
@@ -51,6 +62,7 @@ struct mut_params {
     float *d;
     int64_t m, n, k, lda, ldb, ldc, ldd;
     float alpha, beta;
+    int c_col, d_col;             /* 1: C / D column-major (the _cd rows only) */
     float *null_ptr;              /* NULL, opaque to the compiler (illegal_address) */
 };
 
@@ -66,6 +78,8 @@ __global__ void tiled_gemm(mut_params p)
     const int64_t row = (int64_t)blockIdx.y * TILE + ty;
     const int64_t col = (int64_t)blockIdx.x * TILE + tx;
     const int64_t lda = MUT == MUT_WRONG_LD ? p.k : p.lda;
+    const int64_t ldb = MUT == MUT_LDB_IS_LDD ? p.ldd : p.ldb;
+    const int64_t arow = MUT == MUT_M_RESIDUE && p.m % 64 == 37 && row == p.m - 1 ? row - 1 : row;
     int64_t tiles = (p.k + TILE - 1) / TILE;
     if (MUT == MUT_DROP_K_TILE) tiles -= 1;
 
@@ -73,8 +87,8 @@ __global__ void tiled_gemm(mut_params p)
     __half hacc = __float2half(0.0f);
     for (int64_t t = 0; t < tiles; t++) {
         int64_t ka = t * TILE + tx, kb = t * TILE + ty;
-        as[ty][tx] = row < p.m && ka < p.k ? p.a[row * lda + ka] : __float2half(0.0f);
-        bs[ty][tx] = kb < p.k && col < p.n ? p.b[kb * p.ldb + col] : __float2half(0.0f);
+        as[ty][tx] = row < p.m && ka < p.k ? p.a[arow * lda + ka] : __float2half(0.0f);
+        bs[ty][tx] = kb < p.k && col < p.n ? p.b[kb * ldb + col] : __float2half(0.0f);
         if (MUT != MUT_NO_SYNC) __syncthreads();
         for (int kk = 0; kk < TILE; kk++) {
             if (MUT == MUT_FP16_ACC) hacc = __hfma(as[ty][kk], bs[kk][tx], hacc);
@@ -94,14 +108,19 @@ __global__ void tiled_gemm(mut_params p)
     if (row >= p.m || col >= p.n) return;
 
     float r = p.alpha * acc;
-    if (p.beta != 0.0f) r = fmaf(p.beta, p.c[row * p.ldc + col], r);
+    if (p.beta != 0.0f) {
+        int64_t ci = p.c_col ? col * p.ldc + row : row * p.ldc + col;
+        if (MUT == MUT_C_COL_PACKED && p.c_col) ci = row * p.n + col;
+        r = fmaf(p.beta, p.c[ci], r);
+    }
     if (MUT == MUT_NAN_CLAMP) r = fminf(fmaxf(r, -FLT_MAX), FLT_MAX);
+    if (MUT == MUT_EDGE_NAN && row >= p.m / TILE * TILE && isnan(r)) r = 0.0f;
     int64_t wr = row, wc = col;
     if (MUT == MUT_SWAP && blockIdx.x == 0 && blockIdx.y == 0 && p.m >= 2 && p.n >= 2) {
         if (ty == 0 && tx == 1) { wr = 1; wc = 0; }
         if (ty == 1 && tx == 0) { wr = 0; wc = 1; }
     }
-    p.d[wr * p.ldd + wc] = r;
+    p.d[p.d_col ? wc * p.ldd + wr : wr * p.ldd + wc] = r;
     if (MUT == MUT_PAST_TILE && row == p.m - 1 && col == p.n - 1) p.d[wr * p.ldd + wc + 1] = r;
 }
 
@@ -111,14 +130,16 @@ __global__ void tiled_gemm(mut_params p)
 template <int MUT>
 static int mut_launch(const mmp_kernel_args *a)
 {
+    const bool cd_any = MUT == MUT_BASE_CD || MUT == MUT_C_COL_PACKED;
     if (a->layout_a != MMP_LAYOUT_ROW || a->layout_b != MMP_LAYOUT_ROW ||
-        a->layout_d != MMP_LAYOUT_ROW || (a->beta != 0.0 && a->layout_c != MMP_LAYOUT_ROW)) {
-        MMP_ERR(MMP_STATUS_UNSUPPORTED, "cuda mutants: row-major A, B, C, D only");
+        (!cd_any && (a->layout_d != MMP_LAYOUT_ROW || (a->beta != 0.0 && a->layout_c != MMP_LAYOUT_ROW)))) {
+        MMP_ERR(MMP_STATUS_UNSUPPORTED, "cuda mutants: row-major A, B (and C, D but for the _cd rows) only");
         return MMP_KERNEL_UNSUPPORTED;
     }
     mut_params p = {(const __half *)a->a, (const __half *)a->b, (const float *)a->c, (float *)a->d,
                     a->m, a->n, a->k, a->lda, a->ldb, a->ldc, a->ldd,
-                    (float)a->alpha, (float)a->beta, NULL};
+                    (float)a->alpha, (float)a->beta, a->layout_c == MMP_LAYOUT_COL,
+                    a->layout_d == MMP_LAYOUT_COL, NULL};
     int64_t gx = (a->n + TILE - 1) / TILE, gy = (a->m + TILE - 1) / TILE;
     if (MUT == MUT_EDGE_UNWRITTEN) {
         gx = a->n / TILE > 0 ? a->n / TILE : 1;
@@ -138,15 +159,18 @@ static int mut_launch(const mmp_kernel_args *a)
     return MMP_KERNEL_OK;
 }
 
-#define MUT_ROW(nm, mut, what)                                                                 \
+#define MUT_ROW_D(nm, mut, what, d_layouts)                                                    \
     {.abi_version = MMP_KERNEL_ABI_VERSION, .name = nm, .family = "cuda_mutants",             \
      .a_format = MMP_FORMAT_FP16, .b_format = MMP_FORMAT_FP16, .c_format = MMP_FORMAT_FP32,   \
      .d_format = MMP_FORMAT_FP32, .acc_format = MMP_FORMAT_FP32, .mul_format = -1,            \
      .acc_bits = 0, .layouts_a = MMP_LAYOUTS_ROW, .layouts_b = MMP_LAYOUTS_ROW,               \
-     .layouts_d = MMP_LAYOUTS_ROW, .reads_c = 1, .m_multiple = 1, .n_multiple = 1,            \
+     .layouts_d = d_layouts, .reads_c = 1, .m_multiple = 1, .n_multiple = 1,                  \
      .k_multiple = 1, .min_cc = 60, .arch_specific = 0, .deterministic = 1,                   \
      .where = MMP_KERNEL_DEVICE, .workspace_bytes = NULL, .run = mut_launch<mut>,             \
      .description = what}
+#define MUT_ROW(nm, mut, what) MUT_ROW_D(nm, mut, what, MMP_LAYOUTS_ROW)
+/* C and D in either layout (C's follows D's in the built-in suites) */
+#define MUT_ROW_CD(nm, mut, what) MUT_ROW_D(nm, mut, what, MMP_LAYOUTS_ANY)
 
 static const mmp_kernel_desc mutant_table[] = {
     MUT_ROW("cuda_mut_base", MUT_NONE, "control: correct 16x16 shared-memory tiled fp16 GEMM"),
@@ -161,6 +185,11 @@ static const mmp_kernel_desc mutant_table[] = {
     MUT_ROW("cuda_mut_scribble", MUT_SCRIBBLE, "mutant: writes to the input A"),
     MUT_ROW("cuda_mut_hang", MUT_HANG, "mutant: spins forever on a flag nobody sets"),
     MUT_ROW("cuda_mut_illegal_address", MUT_ILLEGAL_ADDRESS, "mutant: stores through a NULL pointer"),
+    MUT_ROW("cuda_mut_m_residue", MUT_M_RESIDUE, "mutant: M % 64 == 37 computes the last row from the row above"),
+    MUT_ROW("cuda_mut_ldb_is_ldd", MUT_LDB_IS_LDD, "mutant: B indexed with ldd instead of ldb"),
+    MUT_ROW("cuda_mut_edge_nan", MUT_EDGE_NAN, "mutant: NaN stored as 0 in partial M tiles"),
+    MUT_ROW_CD("cuda_mut_base_cd", MUT_BASE_CD, "control: version 1 with row- or column-major C and D"),
+    MUT_ROW_CD("cuda_mut_c_col_packed", MUT_C_COL_PACKED, "mutant: column-major C read as packed row-major"),
 };
 
 extern "C" const mmp_kernel_desc *mmp_kernels_cuda_mutants(size_t *count)

@@ -19,6 +19,16 @@
  * version 12 (mut_host_write_before) writes one element before the start of D: guard
  * version 13 (mut_host_wild_write) scribbles over host memory from below D downward until it
  *           faults (the heap is corrupted on the way): ERROR crash, the run goes on
+ * version 14 (mut_host_m_residue) when M % 64 == 37, row M-1 of D is computed from row M-2 of A
+ *           (a remainder path off by one for one residue class): exact-mismatch, in edge's sweep
+ * version 15 (mut_host_ldb_is_ldd) row-major B and D: B read with ldd (the two are equal with
+ *           tight or equally padded ld): exact-mismatch, in edge's ld cases that pad B or D alone
+ * version 16 (mut_host_c_col_packed) column-major C read as packed row-major: exact-mismatch or
+ *           bound-exceeded, in edge's alpha/beta cases with column-major C
+ * version 17 (mut_host_edge_nan) partial M tiles (rows past the last multiple of 16) store 0
+ *           for NaN: nan-mismatch, in edge's special cases with partial tiles
+ * mut_host_control is the same kernel, descriptor and code with no bug: it must PASS every
+ * case that catches the mutants above.
  * One launcher signature: int run(const mmp_kernel_args *).
  */
 #include <math.h>
@@ -29,7 +39,8 @@
 
 #define TILE 16
 
-enum { DROP_K = 1, EDGE = 2, SWAP = 4, PAST = 8, ACC16 = 16, CLAMP = 32, WRONG_LD = 64, NONDET = 128 };
+enum { DROP_K = 1, EDGE = 2, SWAP = 4, PAST = 8, ACC16 = 16, CLAMP = 32, WRONG_LD = 64, NONDET = 128,
+       M_RESIDUE = 256, LDB_IS_LDD = 512, C_COL_PACKED = 1024, EDGE_NAN = 2048 };
 
 static size_t at(int32_t layout, int64_t ld, int64_t i, int64_t j) { return mmp_gemm_index((mmp_layout)layout, ld, i, j); }
 
@@ -41,18 +52,23 @@ static int mutant_gemm(const mmp_kernel_args *x, unsigned bug)
     if ((bug & DROP_K) && x->k > TILE) kend = (x->k - 1) / TILE * TILE;   /* last tile, full or partial */
     int64_t lda = (bug & WRONG_LD) ? (x->layout_a == MMP_LAYOUT_ROW ? x->k : x->m) : x->lda;
     mmp_format acc = (bug & ACC16) ? MMP_FORMAT_FP16 : MMP_FORMAT_FP32;
+    int64_t ldb = (bug & LDB_IS_LDD) && x->layout_b == MMP_LAYOUT_ROW && x->layout_d == MMP_LAYOUT_ROW ? x->ldd : x->ldb;
     for (int64_t i = 0; i < x->m; i++) {
         if ((bug & EDGE) && i >= x->m / TILE * TILE) continue;
+        int64_t ai = (bug & M_RESIDUE) && x->m % 64 == 37 && i == x->m - 1 ? i - 1 : i;
         for (int64_t j = 0; j < x->n; j++) {
             double s = 0;
             for (int64_t k = 0; k < kend; k++) {
-                double a = mmp_format_load(x->a, at(x->layout_a, lda, i, k), MMP_FORMAT_FP16);
-                double b = mmp_format_load(x->b, at(x->layout_b, x->ldb, k, j), MMP_FORMAT_FP16);
+                double a = mmp_format_load(x->a, at(x->layout_a, lda, ai, k), MMP_FORMAT_FP16);
+                double b = mmp_format_load(x->b, at(x->layout_b, ldb, k, j), MMP_FORMAT_FP16);
                 s = mmp_format_round(fma(a, b, s), acc, MMP_ROUND_NEAREST_EVEN, 0);
             }
             double v = x->alpha * s;
-            if (x->beta != 0 && x->c) v += x->beta * mmp_format_load(x->c, at(x->layout_c, x->ldc, i, j), MMP_FORMAT_FP32);
+            size_t ci = (bug & C_COL_PACKED) && x->layout_c == MMP_LAYOUT_COL ? at(MMP_LAYOUT_ROW, x->n, i, j)
+                                                                             : at(x->layout_c, x->ldc, i, j);
+            if (x->beta != 0 && x->c) v += x->beta * mmp_format_load(x->c, ci, MMP_FORMAT_FP32);
             if (bug & CLAMP) v = fmax(fmin(v, 3.4028234663852886e38), -3.4028234663852886e38);
+            if ((bug & EDGE_NAN) && i >= x->m / TILE * TILE && isnan(v)) v = 0;
             if ((bug & NONDET) && (calls & 1) && v != 0 && isfinite(v)) v = nextafterf((float)v, INFINITY);
             int64_t ti = i, tj = j;
             if ((bug & SWAP) && i % TILE < 2 && j % TILE < 2 && i % TILE != j % TILE && i - i % TILE + 1 < x->m &&
@@ -80,6 +96,11 @@ MUT_RUN(fp16_acc, ACC16)
 MUT_RUN(nan_clamp, CLAMP)
 MUT_RUN(wrong_ld, WRONG_LD)
 MUT_RUN(nondet, NONDET)
+MUT_RUN(m_residue, M_RESIDUE)
+MUT_RUN(ldb_is_ldd, LDB_IS_LDD)
+MUT_RUN(c_col_packed, C_COL_PACKED)
+MUT_RUN(edge_nan, EDGE_NAN)
+MUT_RUN(control, 0)
 
 static int run_scribble(const mmp_kernel_args *x)
 {
@@ -138,6 +159,11 @@ static const mmp_kernel_desc mutants[] = {
     MUT_ROW(nondet, 1, "mutant: result differs between two runs"),
     MUT_ROW(write_before, 1, "mutant: one element written before the start of D"),
     MUT_ROW(wild_write, 1, "mutant: corrupts host memory below D until it crashes"),
+    MUT_ROW(m_residue, 1, "mutant: M % 64 == 37 computes the last row from the row above"),
+    MUT_ROW(ldb_is_ldd, 1, "mutant: row-major B read with D's leading dimension"),
+    MUT_ROW(c_col_packed, 1, "mutant: column-major C read as packed row-major"),
+    MUT_ROW(edge_nan, 1, "mutant: NaN stored as 0 in partial M tiles"),
+    MUT_ROW(control, 1, "control: the mutants' kernel without a bug"),
 };
 
 const mmp_kernel_desc *mmp_kernels_host_mutants(size_t *count)

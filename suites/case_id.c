@@ -2,8 +2,9 @@
  * GEMM problem of a case. The layer under the case builders (cases.c, cases_file.c), which call
  * it and never each other's internals.
  *
- * ID: kernel/a.b.d/MxNxK[/ldA.B.D][/layout a.b.d][/abALPHA,BETA]/dist/sSEED — the ld part only
- * when some ld > tight, the layout part only when some operand is not row-major. An operator
+ * ID: kernel/a.b.d/MxNxK[/ldA.B.D][/ldcC][/layout a.b.d[.cL]][/abALPHA,BETA]/dist/sSEED — the ld
+ * part only when some of A's, B's, D's ld > tight, ldc and C's layout only when C is read (beta
+ * != 0) and they differ from D's, the layout part only when some operand is not row-major. An operator
  * case (c->op set) takes its ID from its operator (mmp_operator.id).
  */
 #include <fnmatch.h>
@@ -63,15 +64,20 @@ void mmp_case_finish(mmp_case *c)
     if (c->ldb <= 0) c->ldb = tb;
     if (c->ldc <= 0) c->ldc = tc;
     if (c->ldd <= 0) c->ldd = td;
-    char prec[48], ld[96] = "", lay[48] = "", ab[64] = "";
+    char prec[48], ld[96] = "", ldc[32] = "", lay[48] = "", lc[16] = "", ab[64] = "";
     mmp_case_precision(prec, sizeof prec, c->kernel);
-    if (c->lda > ta || c->ldb > tb || c->ldd > td || (c->beta != 0 && c->ldc > tc))
+    if (c->lda > ta || c->ldb > tb || c->ldd > td)
         snprintf(ld, sizeof ld, "/ld%lld.%lld.%lld", (long long)c->lda, (long long)c->ldb, (long long)c->ldd);
-    if (c->la != MMP_LAYOUT_ROW || c->lb != MMP_LAYOUT_ROW || c->ld != MMP_LAYOUT_ROW)
-        snprintf(lay, sizeof lay, "/%s.%s.%s", mmp_layout_name(c->la), mmp_layout_name(c->lb), mmp_layout_name(c->ld));
+    /* C (read only with beta != 0) takes D's ld and layout unless these say otherwise */
+    int reads_c = c->beta != 0;
+    if (reads_c && c->ldc != c->ldd) snprintf(ldc, sizeof ldc, "/ldc%lld", (long long)c->ldc);
+    if (reads_c && c->lc != c->ld) snprintf(lc, sizeof lc, ".c%s", mmp_layout_name(c->lc));
+    if (c->la != MMP_LAYOUT_ROW || c->lb != MMP_LAYOUT_ROW || c->ld != MMP_LAYOUT_ROW || lc[0])
+        snprintf(lay, sizeof lay, "/%s.%s.%s%s", mmp_layout_name(c->la), mmp_layout_name(c->lb),
+                 mmp_layout_name(c->ld), lc);
     if (c->alpha != 1.0 || c->beta != 0.0) snprintf(ab, sizeof ab, "/ab%g,%g", c->alpha, c->beta);
-    snprintf(c->id, sizeof c->id, "%s/%s/%lldx%lldx%lld%s%s%s/%s/s%llu", c->kernel->name, prec, (long long)c->m,
-             (long long)c->n, (long long)c->k, ld, lay, ab, mmp_dist_name(c->dist), (unsigned long long)c->seed);
+    snprintf(c->id, sizeof c->id, "%s/%s/%lldx%lldx%lld%s%s%s%s/%s/s%llu", c->kernel->name, prec, (long long)c->m,
+             (long long)c->n, (long long)c->k, ld, ldc, lay, ab, mmp_dist_name(c->dist), (unsigned long long)c->seed);
 }
 
 void mmp_case_gemm(mmp_gemm *g, const mmp_case *c)
@@ -97,5 +103,36 @@ mmp_status mmp_case_list_push(mmp_case_list *l, const mmp_case *c)
         l->cap = cap;
     }
     l->v[l->n++] = *c;
+    return MMP_STATUS_OK;
+}
+
+static int by_id(const void *x, const void *y)
+{
+    const mmp_case *const *a = x, *const *b = y;
+    int d = strcmp((*a)->id, (*b)->id);
+    return d ? d : (*a < *b ? -1 : *a > *b);
+}
+
+/* Drop every case whose ID an earlier case has (the same case twice: one run, one record). */
+mmp_status mmp_case_list_dedupe(mmp_case_list *l)
+{
+    if (l->n < 2) return MMP_STATUS_OK;
+    const mmp_case **order = malloc(l->n * sizeof *order);
+    unsigned char *drop = calloc(l->n, 1);
+    if (!order || !drop) {
+        free(order);
+        free(drop);
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory deduplicating the case list");
+    }
+    for (size_t i = 0; i < l->n; i++) order[i] = &l->v[i];
+    qsort(order, l->n, sizeof *order, by_id);   /* equal IDs in list order: the first is kept */
+    for (size_t i = 1; i < l->n; i++)
+        if (!strcmp(order[i]->id, order[i - 1]->id)) drop[order[i] - l->v] = 1;
+    size_t out = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (!drop[i]) l->v[out++] = l->v[i];
+    l->n = out;
+    free(order);
+    free(drop);
     return MMP_STATUS_OK;
 }

@@ -193,6 +193,7 @@ mmp_status mmp_suitefile_parse_text(mmp_case **cases, size_t *count, const char 
     }
     if (st == MMP_STATUS_OK && l.n == 0 && lineno == 0)
         st = mmp_error_set(MMP_STATUS_PARSE, __FILE__, __LINE__, "%s: empty suite file", name);
+    if (st == MMP_STATUS_OK) st = mmp_case_list_dedupe(&l);   /* a case listed twice runs once */
     if (st != MMP_STATUS_OK) { free(l.v); return st; }
     *cases = l.v;
     *count = l.n;

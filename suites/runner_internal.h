@@ -153,6 +153,8 @@ typedef struct mmp_case_list {
     const char *filter;
 } mmp_case_list;
 mmp_status mmp_case_list_push(mmp_case_list *l, const mmp_case *c);
+/* Keep the first of every set of cases with one ID, in list order. */
+mmp_status mmp_case_list_dedupe(mmp_case_list *l);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 /* check_gpu_mutants.c — every CUDA mutant (kernels/cuda_mutants.cu) is caught by the runner,
- * with the right reason, and the correct control kernel passes.
+ * with the right reason, and the correct control kernel passes; the built-in smoke + edge catch
+ * the mutants planted for edge's case classes, and the controls pass all of them.
  *
  * Cases and expectations come from one file, kernels/cuda_mutants.suite ("#expect KERNEL
  * VERDICT REASON|..." lines plus the runner's suite-file case lines); MMP_MUTANT_SUITE overrides
@@ -13,6 +14,7 @@
 #define MMP_CHECK_GPU
 #include "tests/check_main.h"
 
+#include <fnmatch.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -219,6 +221,62 @@ START_TEST(test_run_continues_after_illegal_address)
 }
 END_TEST
 
+/* The built-in smoke + edge catch the mutants planted for edge's case classes: at least one
+ * FAIL in the class meant to catch it (a glob on the ID), every case it does not PASS a FAIL for
+ * one of the bug's reasons; the controls of the same shapes PASS every case. */
+typedef struct {
+    const char *kernel;
+    const char *catch;        /* NULL: a control, every case must PASS */
+    uint32_t reasons;
+} builtin_expect;
+
+#define VALUE_REASONS (MMP_REASON_EXACT_MISMATCH | MMP_REASON_BOUND_EXCEEDED)
+static const builtin_expect builtin_table[] = {
+    {"cuda_mut_base", NULL, 0},
+    {"cuda_mut_base_cd", NULL, 0},
+    {"cuda_mut_m_residue", "*/[2-5][0-9][0-9]x8x16/exact/*", VALUE_REASONS},   /* the residue sweep */
+    {"cuda_mut_ldb_is_ldd", "*/ld*", VALUE_REASONS},                          /* B or D padded alone */
+    {"cuda_mut_c_col_packed", "*/row.row.col/ab*", VALUE_REASONS},            /* alpha/beta, C col */
+    {"cuda_mut_edge_nan", "*/special/*", MMP_REASON_NAN_MISMATCH},            /* special, partial tiles */
+};
+#define N_BUILTIN (sizeof builtin_table / sizeof builtin_table[0])
+
+START_TEST(test_builtin_suites)
+{
+    const builtin_expect *t = &builtin_table[_i];
+    const mmp_kernel_desc *k = mmp_registry_find(t->kernel, MMP_REGISTRY_MUTANTS);
+    ck_assert_msg(k != NULL, "kernel %s is not registered", t->kernel);
+    mmp_case *smoke, *edge;
+    size_t ns, ne;
+    ck_assert_int_eq(mmp_cases_build(&smoke, &ns, "smoke", &k, 1, NULL, mmp_check_seed), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_cases_build(&edge, &ne, "edge", &k, 1, NULL, mmp_check_seed), MMP_STATUS_OK);
+    mmp_case *all = malloc((ns + ne) * sizeof *all);
+    mmp_case_result *res = calloc(ns + ne, sizeof *res);
+    ck_assert(all && res);
+    memcpy(all, smoke, ns * sizeof *all);
+    memcpy(all + ns, edge, ne * sizeof *all);
+    run_cases(res, all, ns + ne);
+    size_t caught = 0, wrong = 0;
+    for (size_t i = 0; i < ns + ne; i++) {
+        if (res[i].verdict == MMP_VERDICT_PASS) continue;
+        print_result(&res[i]);
+        int right = t->catch && res[i].verdict == MMP_VERDICT_FAIL && res[i].reasons &&
+                    !(res[i].reasons & ~t->reasons);
+        if (!right) wrong++;
+        else if (fnmatch(t->catch, res[i].id, 0) == 0) caught++;
+    }
+    printf("%s: smoke + edge, %zu cases, %zu caught in %s, %zu wrong\n", t->kernel, ns + ne, caught,
+           t->catch ? t->catch : "-", wrong);
+    fflush(stdout);
+    if (t->catch) ck_assert_msg(caught > 0, "%s: no case matching %s caught it", t->kernel, t->catch);
+    ck_assert_msg(wrong == 0, "%s: %zu cases neither PASS nor FAIL for the bug's reason", t->kernel, wrong);
+    free(all);
+    free(res);
+    mmp_cases_free(smoke);
+    mmp_cases_free(edge);
+}
+END_TEST
+
 /* Every mutant in the family has an expectation (a new mutant cannot go unchecked). */
 START_TEST(test_every_mutant_expected)
 {
@@ -243,6 +301,7 @@ static Suite *gpu_mutants_suite(void)
     tcase_add_test(tc, test_every_mutant_expected);
     tcase_add_loop_test(tc, test_mutant_caught, 0, n_expects > 0 ? n_expects : 1);
     tcase_add_test(tc, test_run_continues_after_illegal_address);
+    tcase_add_loop_test(tc, test_builtin_suites, 0, N_BUILTIN);
     suite_add_tcase(s, tc);
     return s;
 }

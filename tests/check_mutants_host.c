@@ -1,6 +1,10 @@
 /* check_mutants_host.c — every host mutant is caught with the RIGHT reason, and the correct
- * kernel passes the very same case (so the catch is the bug's, not the case's). */
+ * kernel passes the very same case (so the catch is the bug's, not the case's); the built-in
+ * smoke + edge suites catch the mutants planted for their case classes, and the mutants' twin
+ * without a bug passes all of them. */
 #include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -150,6 +154,84 @@ START_TEST(test_stop_with_preforked_child)
 }
 END_TEST
 
+/* The built-in suites catch the mutants planted for their case classes: smoke + edge on each
+ * gives at least one FAIL in the class that is meant to catch it (catch: a glob on the ID), and
+ * every case it does not PASS is a FAIL for one of the bug's reasons. */
+typedef struct {
+    const char *mutant;
+    const char *catch;
+    uint32_t reasons;
+} builtin_catch;
+
+#define VALUE_REASONS (MMP_REASON_EXACT_MISMATCH | MMP_REASON_BOUND_EXCEEDED)
+static const builtin_catch builtin_table[] = {
+    {"mut_host_m_residue", "*/[2-5][0-9][0-9]x8x16/exact/*", VALUE_REASONS},   /* the residue sweep */
+    {"mut_host_ldb_is_ldd", "*/ld*", VALUE_REASONS},                          /* B or D padded alone */
+    {"mut_host_c_col_packed", "*/row.row.col/ab*", VALUE_REASONS},            /* alpha/beta, C col */
+    {"mut_host_edge_nan", "*/special/*", MMP_REASON_NAN_MISMATCH},            /* special, partial tiles */
+};
+#define N_BUILTIN (sizeof builtin_table / sizeof builtin_table[0])
+
+/* smoke + edge on one kernel: *res (n of them) malloc'ed, with the cases' IDs. */
+static size_t run_builtin(mmp_case_result **res, const char *kernel)
+{
+    const mmp_kernel_desc *k = mmp_registry_find(kernel, MMP_REGISTRY_ALL);
+    ck_assert_msg(k != NULL, "%s is not registered", kernel);
+    mmp_case *smoke, *edge;
+    size_t ns, ne;
+    ck_assert_int_eq(mmp_cases_build(&smoke, &ns, "smoke", &k, 1, NULL, mmp_check_seed), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_cases_build(&edge, &ne, "edge", &k, 1, NULL, mmp_check_seed), MMP_STATUS_OK);
+    mmp_case *all = malloc((ns + ne) * sizeof *all);
+    *res = calloc(ns + ne, sizeof **res);
+    ck_assert(all && *res);
+    memcpy(all, smoke, ns * sizeof *all);
+    memcpy(all + ns, edge, ne * sizeof *all);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    ck_assert_int_eq(mmp_runner_run(*res, all, ns + ne, &o, NULL, NULL), MMP_STATUS_OK);
+    free(all);
+    mmp_cases_free(smoke);
+    mmp_cases_free(edge);
+    return ns + ne;
+}
+
+START_TEST(test_builtin_catches)
+{
+    const builtin_catch *t = &builtin_table[_i];
+    mmp_case_result *r;
+    size_t n = run_builtin(&r, t->mutant);
+    size_t caught = 0, wrong = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].verdict == MMP_VERDICT_PASS) continue;
+        char why[128];
+        printf("%-24s %-60s %s %s: %s\n", t->mutant, r[i].id, mmp_verdict_name(r[i].verdict),
+               mmp_reason_format(why, sizeof why, r[i].reasons), r[i].message);
+        int right = r[i].verdict == MMP_VERDICT_FAIL && r[i].reasons && !(r[i].reasons & ~t->reasons);
+        if (!right) wrong++;
+        else if (fnmatch(t->catch, r[i].id, 0) == 0) caught++;
+    }
+    ck_assert_msg(caught > 0, "%s: no case matching %s caught it (%zu cases)", t->mutant, t->catch, n);
+    ck_assert_msg(wrong == 0, "%s: %zu cases not PASS without the bug's reason", t->mutant, wrong);
+    free(r);
+}
+END_TEST
+
+/* The mutants' twin without a bug passes every case of smoke + edge (no false positive). */
+START_TEST(test_builtin_control_passes)
+{
+    mmp_case_result *r;
+    size_t n = run_builtin(&r, "mut_host_control");
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r[i].verdict != MMP_VERDICT_PASS) {
+            printf("mut_host_control %s %s: %s\n", r[i].id, mmp_verdict_name(r[i].verdict), r[i].message);
+            bad++;
+        }
+    ck_assert_msg(bad == 0, "the control failed %zu of %zu cases", bad, n);
+    free(r);
+}
+END_TEST
+
 static Suite *mutants_host_suite(void)
 {
     Suite *s = suite_create("mutants_host");
@@ -159,6 +241,11 @@ static Suite *mutants_host_suite(void)
     tcase_add_loop_test(tc, test_run_continues, 0, 2);
     tcase_add_test(tc, test_stop_with_preforked_child);
     suite_add_tcase(s, tc);
+    TCase *tb = tcase_create("builtin");
+    tcase_set_timeout(tb, 300);
+    tcase_add_loop_test(tb, test_builtin_catches, 0, N_BUILTIN);
+    tcase_add_test(tb, test_builtin_control_passes);
+    suite_add_tcase(s, tb);
     return s;
 }
 
