@@ -21,14 +21,12 @@ typedef struct dev_state {
     char note[WHY];
 } dev_state;
 
-/* Random operand bits of magnitude 1/4..1 (finite in every format): a fixed xorshift stream. */
-static void fill_random(void *buf, size_t count, int f, uint64_t *state)
+/* Random operand bits of magnitude 1/4..1 (finite in every format): core's Philox stream. */
+static void fill_random(void *buf, size_t count, int f, mmp_rng_stream *state)
 {
     unsigned char *b = buf;
     for (size_t i = 0; i < count; i++) {
-        uint64_t x = *state;
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-        *state = x;
+        uint64_t x = mmp_rng_stream_u64(state);
         uint32_t r = (uint32_t)(x >> 16), s = r & 1u, e = (r >> 1) & 1u, m = r >> 2;
         switch (f) {
         case MMP_FORMAT_FP16: ((uint16_t *)b)[i] = (uint16_t)(s << 15 | (13 + e) << 10 | (m & 0x3ff)); break;
@@ -169,7 +167,8 @@ static int bench_size(double *ms, int *sets_used, char *why, dev_state *ds, cons
         snprintf(why, WHY, "allocation failed");
         goto done;
     }
-    uint64_t seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)N;
+    mmp_rng_stream seed;
+    mmp_rng_stream_init(&seed, (uint64_t)N, mmp_rng_hash("bench_kernels"));
     fill_random(h, (r->a == MMP_FORMAT_INT4 || r->a == MMP_FORMAT_UINT4) ? ab : (size_t)(N * N), r->a, &seed);
     fill_random(h + ab, (r->b == MMP_FORMAT_INT4 || r->b == MMP_FORMAT_UINT4) ? bb : (size_t)(N * N), r->b, &seed);
     for (long long s = 0; s < sets; s++)

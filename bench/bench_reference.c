@@ -41,12 +41,9 @@
 #include "mmaprobe/reference.h"
 #include "reference/ref_internal.h"
 
-static uint64_t rs = 88172645463325252ull;
-static double urand(void)
-{
-    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
-    return (double)(rs >> 11) * 0x1p-52 - 1.0;
-}
+static uint64_t rs = 88172645463325252ull;   /* --seed */
+static mmp_rng_stream rng;
+static double urand(void) { return 2.0 * mmp_rng_stream_uniform(&rng) - 1.0; }   /* [-1, 1) */
 
 static void *make(mmp_format f, int64_t rows, int64_t cols)
 {
@@ -129,6 +126,7 @@ int main(int argc, char **argv)
         i++;
     }
     uint64_t seed = rs;
+    mmp_rng_stream_init(&rng, seed, mmp_rng_hash("bench_reference"));
     mmp_env env;
     mmp_env_capture(&env, -1, seed, argc, argv);   /* queries CUDA in a child process */
     mmp_env_print(stdout, &env, "# ");

@@ -1,4 +1,5 @@
-/* kernels/int4_fused.cu — the seed 003 operator on the GPU: Y = GEMM(Xq, Wq, Sx, Sw) + X A B + beta
+/* kernels/int4_fused.cu — the fused INT4 group-scaled GEMM with a low-rank residual on the GPU:
+ * Y = GEMM(Xq, Wq, Sx, Sw) + X A B + beta
  * (fused.h has the mathematics, the operands and the error budgets).
  *
  * Build: part of libmmp (cmake --build build). Run: build/suites/check_gpu_fused (validation of

@@ -1,4 +1,4 @@
-/* kernels/int4_fused_layout.h — address arithmetic of the int4_fused kernels (seed 003), shared by
+/* kernels/int4_fused_layout.h — address arithmetic of the int4_fused kernels, shared by
  * the CUDA kernels (kernels/int4_fused.cu), the shared-memory budget (kernels/int4_fused_budget.c)
  * and the host tests (suites/check_fused.c). Plain C11; under nvcc every helper is
  * `__host__ __device__`, so the kernel and the test run the very same code.

@@ -20,7 +20,7 @@ static const mmp_memory_calib calibs[] = {
     LDS("lds128_stride32", 16, 32, 2, 8),
     LDS("lds128_stride128", 16, 128, 8, 32),
     LDSM("ldsm_x4_row16", 16, 1, 4),        /* 8 rows of 16 B back to back */
-    LDSM("ldsm_x4_row64", 64, 4, 16),       /* 32 bf16 per row (seed 004's plain BK=32 tile) */
+    LDSM("ldsm_x4_row64", 64, 4, 16),       /* 32 bf16 per row (the plain BK=32 tile of the bf16_mma family) */
     LDSM("ldsm_x4_row80", 80, 1, 4),        /* the same padded by 16 B */
     LDSM("ldsm_x4_row128", 128, 8, 32),     /* 64 bf16 per row, unpadded */
     LDSM("ldsm_x4_row144", 144, 1, 4),      /* padded by 16 B */

@@ -1,4 +1,5 @@
-/* reference/fused_ref.c — the exact mathematics of the seed 003 operator, per component and fused,
+/* reference/fused_ref.c — the exact mathematics of the fused INT4 group-scaled GEMM with a
+ * low-rank residual, per component and fused,
  * its per-element error budgets, and the host emulation of the kernels' arithmetic order (fused.h).
  *
  * Why each reference is exact (then rounded once, to nearest even, to binary64 and to fp32):

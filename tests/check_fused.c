@@ -1,4 +1,4 @@
-/* suites/check_fused.c — CPU tests of the seed 003 operator (fused.h): quantisation and its round
+/* check_fused.c — CPU tests of the fused INT4 operator (fused.h): quantisation and its round
  * trip, the exact reference (against independent computations and the certified GEMM reference),
  * the host emulation of the kernels' order within every component's budget, mutants the budgets
  * must catch, the kernels' address arithmetic (bijections, alignment, bank conflicts) and the

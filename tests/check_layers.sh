@@ -67,7 +67,7 @@ fi
 # no random-number generator in product code but core/rng.c's Philox
 if grep -rnE '0x9e3779b97f4a7c15|6364136223846793005|splitmix|xorshift|\brand\(\)|\brandom\(\)|drand48' \
      --include='*.c' --include='*.h' --include='*.cu' --include='*.cuh' \
-     core reference kernels suites probes reports cli | grep -v '^core/rng.c:'; then
+     core reference kernels suites probes reports cli bench | grep -v "^core/rng.c:"; then
   echo "FAIL: a private random-number generator in product code (use mmaprobe/core.h's Philox)"; bad=1
 fi
 # no work history in product code: comments say what the code does and why, not which session,
