@@ -10,23 +10,6 @@
 
 #define MD_MAX_FAILURES 50   /* a PR comment stays readable; the rest are counted */
 
-void mmp_md_escape(FILE *out, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '|': fputs("\\|", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '`': fputs("&#96;", out); break;
-        case '*': case '_': case '[': case ']': case '\\': fputc('\\', out); fputc(*p, out); break;
-        case '\n': case '\r': case '\t': fputc(' ', out); break;
-        default:
-            if (*p >= 0x20 && *p != 0x7f) fputc(*p, out);
-        }
-    }
-}
-
 /* Inside a `code span`: only the table pipe, backticks and line breaks need care. */
 static void md_code(FILE *out, const char *s)
 {
