@@ -45,7 +45,13 @@ static void mref_rows(void *ctx, int64_t i0, int64_t i1, int tid)
                     int nb = (int)(k - t < p->block_size ? k - t : p->block_size);
                     if (mmp_model_dot(&acc, a + t, b + t, acc, nb, p) != MMP_STATUS_OK) { J->failed = 1; break; }
                     if (!isfinite(acc)) break;
-                    s2 += (J->unit * acc) * (J->unit * acc);
+                    /* the block's scale: its result, or the sum of its products' magnitudes
+                     * when they cancel (a kernel rounding partial sums inside the block then
+                     * errs on that larger scale) */
+                    double sp = 0;
+                    for (int q = 0; q < nb; q++) sp += fabs(a[t + q] * b[t + q]);
+                    double sc = fabs(acc) > sp ? fabs(acc) : sp;
+                    s2 += (J->unit * sc) * (J->unit * sc);
                 }
             } else if (mmp_model_dot(&acc, a, b, acc, (int)k, p) != MMP_STATUS_OK) {
                 J->failed = 1;

@@ -36,8 +36,8 @@ mmp_status mmp_plugin_check_desc(const mmp_kernel_desc *d)
 {
     if (!d) return MMP_ERR(MMP_STATUS_INVALID, "NULL descriptor");
     if (d->abi_version != MMP_KERNEL_ABI_VERSION)
-        return MMP_ERR(MMP_STATUS_INVALID, "descriptor ABI version %#x, this mmaprobe speaks %#x", d->abi_version,
-                       MMP_KERNEL_ABI_VERSION);
+        return MMP_ERR(MMP_STATUS_INVALID, "descriptor ABI version %u, this mmaprobe speaks %u.%u", d->abi_version,
+                       MMP_KERNEL_ABI_VERSION >> 16, MMP_KERNEL_ABI_VERSION & 0xffffu);
     if (!valid_name(d->name)) return MMP_ERR(MMP_STATUS_INVALID, "kernel name must be 1-63 of [a-z0-9_]");
     const int32_t f[5] = {d->a_format, d->b_format, d->c_format, d->d_format, d->acc_format};
     static const char *const what[5] = {"a_format", "b_format", "c_format", "d_format", "acc_format"};
@@ -87,8 +87,8 @@ static mmp_status load_here(const mmp_kernel_desc **kernels, size_t *count, cons
     uint32_t n = 0, v = 0;
     const mmp_kernel_desc *k = fn(&n, &v);
     if (v != MMP_KERNEL_ABI_VERSION && v != MMP_KERNEL_ABI_VERSION_1_0)
-        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: ABI version %#x, this mmaprobe speaks %#x (and 1.0)", path, v,
-                       MMP_KERNEL_ABI_VERSION);
+        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: ABI version %u, this mmaprobe speaks %u.%u (and 1.0, reported as 1)",
+                       path, v, MMP_KERNEL_ABI_VERSION >> 16, MMP_KERNEL_ABI_VERSION & 0xffffu);
     if (!k || n == 0 || n > 1024)
         return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: %s", path, !k ? "NULL kernel table" : "kernel count must be 1..1024");
     if (v == MMP_KERNEL_ABI_VERSION_1_0) {

@@ -144,8 +144,8 @@ mmp_status mmp_model_bound_for_kernel(mmp_model_params *p, double *u, char *inst
 /* The model as a second reference: D~_ij of a correct kernel of the instruction family params
  * on these inputs (K in natural order, blocks chained through the accumulator; C is the
  * accumulator when alpha = beta = 1, else alpha (model A B) + beta C in binary64), and sigma_ij
- * = |alpha| sqrt(sum over blocks (unit |block result|)^2), the random-walk scale of the block
- * roundings (unit = 2^-(f+1) nearest, 2^-f toward zero; f the result's fraction bits). Without
+ * = |alpha| sqrt(sum over blocks (unit max(|block result|, sum |a b| of the block))^2), the
+ * random-walk scale of the block roundings (unit = 2^-(f+1) nearest, 2^-f toward zero; f the result's fraction bits). Without
  * a plain chain (promotion, interleave, FADD of c) sigma_ij = |alpha| unit sum |a b|. A and B
  * must be exact in params->in_format (MMP_STATUS_UNSUPPORTED otherwise). sigma may be NULL. */
 typedef struct mmp_model_ref_input {
