@@ -9,6 +9,9 @@
  * host_tcm_f16_f16          mma.f16.f16: fp16 accumulator and output (a narrow accumulator)
  * host_tcm_f16_f32_h        mma.f16.f32, the fp32 accumulator converted to an fp16 output by
  *                           round to nearest (the control of the rounding test)
+ * host_tcm_tf32_f32         mma.tf32.f32 on tf32 inputs
+ * host_tcm_e4m3_f32         mma.e4m3.f32 (sm_90's f16 HMMA emulation, c added by FADD)
+ * host_tcm_e4m3_f32_wg      wgmma.e4m3.f32: 13 fraction bits kept (acc_bits 14: narrow)
  */
 #include <math.h>
 #include <stdlib.h>
@@ -62,6 +65,9 @@ static int run_bf16_f32(const mmp_kernel_args *x) { return mmp_host_tcm_gemm(x, 
 static int run_bf16_f32_splitk(const mmp_kernel_args *x) { return mmp_host_tcm_gemm(x, "mma.bf16.f32", 2, -1, 0); }
 static int run_f16_f32(const mmp_kernel_args *x) { return mmp_host_tcm_gemm(x, "mma.f16.f32", 1, -1, 0); }
 static int run_f16_f16(const mmp_kernel_args *x) { return mmp_host_tcm_gemm(x, "mma.f16.f16", 1, -1, 0); }
+static int run_tf32_f32(const mmp_kernel_args *x) { return mmp_host_tcm_gemm(x, "mma.tf32.f32", 1, -1, 0); }
+static int run_e4m3_f32(const mmp_kernel_args *x) { return mmp_host_tcm_gemm(x, "mma.e4m3.f32", 1, -1, 0); }
+static int run_e4m3_f32_wg(const mmp_kernel_args *x) { return mmp_host_tcm_gemm(x, "wgmma.e4m3.f32", 1, -1, 0); }
 static int run_f16_f32_h(const mmp_kernel_args *x)
 {
     return mmp_host_tcm_gemm(x, "mma.f16.f32", 1, MMP_ROUND_NEAREST_EVEN, 0);
@@ -80,6 +86,14 @@ static const mmp_kernel_desc tcm_kernels[] = {
     TCM_ROW(f16_f32, FP16, FP32, FP32, FP32, "control: H200 mma.f16.f32 model, natural K order"),
     TCM_ROW(f16_f16, FP16, FP16, FP16, FP16, "control: H200 mma.f16.f16 model (fp16 accumulator)"),
     TCM_ROW(f16_f32_h, FP16, FP32, FP16, FP32, "control: H200 mma.f16.f32 model, fp16 output rounded to nearest"),
+    TCM_ROW(tf32_f32, TF32, FP32, FP32, FP32, "control: H200 mma.tf32.f32 model, natural K order"),
+    TCM_ROW(e4m3_f32, E4M3, FP32, FP32, FP32, "control: H200 mma.e4m3.f32 model (f16 HMMA emulation)"),
+    {.abi_version = MMP_KERNEL_ABI_VERSION, .name = "host_tcm_e4m3_f32_wg", .family = "host_tcm",
+     .a_format = F(E4M3), .b_format = F(E4M3), .c_format = F(FP32), .d_format = F(FP32), .acc_format = F(FP32),
+     .mul_format = -1, .acc_bits = 14, .layouts_a = MMP_LAYOUTS_ANY, .layouts_b = MMP_LAYOUTS_ANY,
+     .layouts_d = MMP_LAYOUTS_ANY, .reads_c = 1, .m_multiple = 1, .n_multiple = 1, .k_multiple = 1,
+     .min_cc = 90, .arch_specific = 1, .deterministic = 1, .where = MMP_KERNEL_HOST, .run = run_e4m3_f32_wg,
+     .description = "control: H200 wgmma.e4m3.f32 model (13 fraction bits: acc_bits 14)"},
 };
 
 const mmp_kernel_desc *mmp_kernels_host_tcm(size_t *count)

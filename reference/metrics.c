@@ -85,7 +85,7 @@ static double bound_of(const bound_params *bp, double gamma, double s, double w,
 {
     /* sub: Shat - S of the subnormal-factor products, always with the deterministic gamma
      * (their extra loss is a truncation, biased, not a random walk) */
-    double b = gamma * s + bp->gamma_sub * sub + bp->abs_term;
+    double b = gamma * s + (sub > 0 ? bp->gamma_sub * sub : 0.0) + bp->abs_term;
     if (bp->u_mul > 0) b += (2 * bp->u_mul + bp->u_mul * bp->u_mul) * s;
     if (bp->u_out > 0) b += bp->u_out * (w + b);
     return b;
@@ -180,8 +180,8 @@ static void metric_blocks(void *ctx, int64_t b0, int64_t b1, int tid)
                     double rprob = err == 0 ? 0 : (bprob > 0 ? err / bprob : INFINITY);
                     /* an infinite bound (gamma_Ke(u) with Ke u >= 1: a narrow accumulator at
                      * large K) says nothing: its ratio is NaN ("none"), never a reassuring 0 */
-                    if (isinf(bdet)) ratio = NAN;
-                    if (isinf(bprob)) rprob = NAN;
+                    if (!(bdet < INFINITY)) ratio = NAN;
+                    if (!(bprob < INFINITY)) rprob = NAN;
                     if (isnan(ratio)) out->max_ratio_det = NAN;
                     if (isnan(rprob)) out->max_ratio_prob = NAN;
                     if (ratio > out->max_ratio_det) out->max_ratio_det = ratio;
