@@ -4,6 +4,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mmaprobe/core.h"
 #include "mmaprobe/gemm.h"
@@ -14,6 +15,7 @@ typedef struct {
     double *d, *sigma;
     int chain;                     /* 1: blocks chained one call at a time (sigma per block) */
     double unit;                   /* rounding unit of one block result */
+    const double *bt;              /* B transposed to binary64 (n x k), or NULL: loaded per use */
     int failed;
 } mref_job;
 
@@ -34,7 +36,9 @@ static void mref_rows(void *ctx, int64_t i0, int64_t i1, int tid)
     for (int64_t i = i0; i < i1; i++) {
         for (int64_t t = 0; t < k; t++) a[t] = load(in->a, in->fa, in->la, in->lda, i, t);
         for (int64_t j = 0; j < in->n; j++) {
-            for (int64_t t = 0; t < k; t++) b[t] = load(in->b, in->fb, in->lb, in->ldb, t, j);
+            if (J->bt) memcpy(b, J->bt + j * k, (size_t)k * sizeof *b);
+            else
+                for (int64_t t = 0; t < k; t++) b[t] = load(in->b, in->fb, in->lb, in->ldb, t, j);
             double c = in->beta != 0 && in->c ? load(in->c, in->fc, in->lc, in->ldc, i, j) : 0.0;
             /* C enters as the accumulator when the GEMM is plain A B + C (what the instruction
              * does); otherwise the model gives A B and alpha, beta are applied in binary64 */
@@ -78,7 +82,13 @@ mmp_status mmp_model_reference(double *d, double *sigma, const mmp_model_ref_inp
     if (in->fa != p->in_format && !(p->emulate_f16 && in->fa == p->in_format))
         return MMP_ERR(MMP_STATUS_UNSUPPORTED, "model reference: inputs %d are not the model's %d", (int)in->fa,
                        (int)p->in_format);
-    mref_job J = {in, d, sigma, 0, 0, 0};
+    mref_job J = {in, d, sigma, 0, 0, NULL, 0};
+    /* B decoded once (the products outnumber B's elements m times) when it is not huge */
+    double *bt = in->n * in->k <= ((int64_t)1 << 26) ? malloc((size_t)(in->n * in->k) * sizeof *bt) : NULL;
+    if (bt)
+        for (int64_t j = 0; j < in->n; j++)
+            for (int64_t t = 0; t < in->k; t++) bt[j * in->k + t] = load(in->b, in->fb, in->lb, in->ldb, t, j);
+    J.bt = bt;
     /* one block per call reproduces the whole chain exactly when nothing but the accumulator
      * links the blocks (no promotion, interleaving, FADD of c or zero accumulator) */
     J.chain = !p->promote && !p->interleave && !p->c_fadd && !p->c_unused;
@@ -87,6 +97,7 @@ mmp_status mmp_model_reference(double *d, double *sigma, const mmp_model_ref_inp
      * one (toward zero); relative to the result, at most 2^-(f+1) resp. 2^-f */
     J.unit = p->out_round == MMP_ROUND_NEAREST_EVEN ? ldexp(1.0, -(f + 1)) : ldexp(1.0, -f);
     mmp_parallel_for(mmp_parallel_threads(0), in->m, 1, mref_rows, &J);
+    free(bt);
     if (J.failed) return MMP_ERR(MMP_STATUS_NO_MEMORY, "model reference: out of memory or model error");
     return MMP_STATUS_OK;
 }

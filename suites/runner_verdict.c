@@ -32,7 +32,7 @@
 
 #define C_ELEM 16.0
 #define C_NORM 2.0
-#define MAX_MODEL_WORK (1ll << 28)
+#define MAX_MODEL_WORK (1ll << 27)
 
 static const void *pristine(const mmp_buffer *b)
 {
@@ -192,9 +192,10 @@ int mmp_check_rounding(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref
     if (fabs(ms) <= thr && fabs(mt) <= thr) return 0;
     char part[300];
     int tz = fabs(mt) > fabs(ms);
-    snprintf(part, sizeof part, "over %lld elements between two %s values the mean signed error is %.3f ulp %s "
+    snprintf(part, sizeof part, "over %lld elements between two %s values the mean of %s is %.3f ulp "
              "(z = %.0f; threshold %.3f, false-positive probability < 1e-9): the conversion rounds %s, declared nearest",
-             (long long)n, mmp_format_name(df), tz ? mt : ms, tz ? "away from zero" : "upward", tz ? zt : zs, thr,
+             (long long)n, mmp_format_name(df), tz ? "(got - exact) sign(exact)" : "got - exact", tz ? mt : ms,
+             tz ? zt : zs, thr,
              tz ? (mt < 0 ? "toward zero" : "away from zero") : (ms < 0 ? "down" : "up"));
     say(r, "%sbiased-rounding: %s", part);
     r->reasons |= MMP_REASON_BIASED_ROUNDING;
