@@ -79,7 +79,7 @@ mmp_status mmp_model_reference(double *d, double *sigma, const mmp_model_ref_inp
         return MMP_ERR(MMP_STATUS_INVALID, "model reference: bad arguments");
     const mmp_model_params *p = in->params;
     MMP_TRY(mmp_model_params_check(p));
-    if (in->fa != p->in_format && !(p->emulate_f16 && in->fa == p->in_format))
+    if (in->fa != p->in_format)
         return MMP_ERR(MMP_STATUS_UNSUPPORTED, "model reference: inputs %d are not the model's %d", (int)in->fa,
                        (int)p->in_format);
     mref_job J = {in, d, sigma, 0, 0, NULL, 0};
