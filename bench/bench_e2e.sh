@@ -10,7 +10,7 @@ set -euo pipefail
 mmp=${1:-build/mmaprobe}
 kernel=${2:-host_tc_bf16_f32}
 n=${3:-1024}
-out=${4:-reports/bench}
+out=${4:-results/host/bench}
 mkdir -p "$out"
 suite=$(mktemp --suffix=.suite)
 trap 'rm -f "$suite"' EXIT

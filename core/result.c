@@ -12,6 +12,7 @@ static const char *const reason_names[MMP_REASON_COUNT_] = {
     "unwritten", "guard", "input-modified", "exact-mismatch", "bound-exceeded",
     "nan-mismatch", "nondeterministic", "sanitizer", "launch", "cuda",
     "crash", "timeout", "unsupported", "int32-overflow", "interrupted",
+    "biased-rounding", "flushed-subnormal",
 };
 
 const char *mmp_verdict_name(mmp_verdict v)

@@ -29,6 +29,13 @@
  *           for NaN: nan-mismatch, in edge's special cases with partial tiles
  * mut_host_control is the same kernel, descriptor and code with no bug: it must PASS every
  * case that catches the mutants above.
+ * version 18 (mut_host_rz_out) converts its fp32 accumulator to the fp16 output toward zero,
+ *           nearest declared: biased-rounding
+ * version 19 (mut_host_flush_sub) bf16 -> fp32 (the H200 model) flushing subnormal outputs to
+ *           zero, flush not declared: flushed-subnormal (wide data at small K)
+ * version 20 (mut_host_narrow_low) an fp16-accumulating kernel (the H200 mma.f16.f16 model)
+ *           whose accumulator keeps 6 of its 10 fraction bits: bound-exceeded against the model
+ * Versions 18-20 run the tensor-core model (host_tcm.c); their controls are host_tcm_*.
  * One launcher signature: int run(const mmp_kernel_args *).
  */
 #include <math.h>
@@ -36,6 +43,7 @@
 
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/registry.h"
+#include "host_tcm.h"
 
 #define TILE 16
 
@@ -138,6 +146,19 @@ static int run_wild_write(const mmp_kernel_args *x)
     return 0;
 }
 
+static int run_rz_out(const mmp_kernel_args *x) { return mmp_host_tcm_gemm(x, "mma.f16.f32", 1, MMP_ROUND_TOWARD_ZERO, 0); }
+static int run_flush_sub(const mmp_kernel_args *x) { return mmp_host_tcm_gemm(x, "mma.bf16.f32", 1, -1, MMP_TCM_FLUSH_OUT); }
+static int run_narrow_low(const mmp_kernel_args *x) { return mmp_host_tcm_gemm(x, "mma.f16.f16", 1, -1, MMP_TCM_NARROW_LOW); }
+
+/* a mutant row of other formats (versions 18-20) */
+#define MUT_ROW_F(nm, in, cf, df, acc, desc)                                                      \
+    {.abi_version = MMP_KERNEL_ABI_VERSION, .name = "mut_host_" #nm, .family = "host_mutants",     \
+     .a_format = MMP_FORMAT_##in, .b_format = MMP_FORMAT_##in, .c_format = MMP_FORMAT_##cf,        \
+     .d_format = MMP_FORMAT_##df, .acc_format = MMP_FORMAT_##acc, .mul_format = -1,               \
+     .layouts_a = MMP_LAYOUTS_ANY, .layouts_b = MMP_LAYOUTS_ANY, .layouts_d = MMP_LAYOUTS_ANY,     \
+     .reads_c = 1, .m_multiple = 1, .n_multiple = 1, .k_multiple = 1, .deterministic = 1,          \
+     .where = MMP_KERNEL_HOST, .run = run_##nm, .description = desc}
+
 #define MUT_ROW(nm, det, desc)                                                                    \
     {.abi_version = MMP_KERNEL_ABI_VERSION, .name = "mut_host_" #nm, .family = "host_mutants",     \
      .a_format = MMP_FORMAT_FP16, .b_format = MMP_FORMAT_FP16, .c_format = MMP_FORMAT_FP32,        \
@@ -164,6 +185,9 @@ static const mmp_kernel_desc mutants[] = {
     MUT_ROW(c_col_packed, 1, "mutant: column-major C read as packed row-major"),
     MUT_ROW(edge_nan, 1, "mutant: NaN stored as 0 in partial M tiles"),
     MUT_ROW(control, 1, "control: the mutants' kernel without a bug"),
+    MUT_ROW_F(rz_out, FP16, FP32, FP16, FP32, "mutant: fp32 accumulator converted to fp16 toward zero, nearest declared"),
+    MUT_ROW_F(flush_sub, BF16, FP32, FP32, FP32, "mutant: subnormal fp32 outputs flushed to zero (undeclared)"),
+    MUT_ROW_F(narrow_low, FP16, FP16, FP16, FP16, "mutant: fp16 accumulator keeping 6 of its 10 fraction bits"),
 };
 
 const mmp_kernel_desc *mmp_kernels_host_mutants(size_t *count)

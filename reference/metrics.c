@@ -78,11 +78,14 @@ double mmp_metrics_ulp(double x, mmp_format f)
 typedef struct {
     double k_eff, u_acc, u_mul, u_out, lambda;
     double abs_term; /* underflow allowance, see metrics.h */
+    double gamma_sub; /* gamma_Ke(u_acc) for the subnormal-factor excess */
 } bound_params;
 
-static double bound_of(const bound_params *bp, double gamma, double s, double w)
+static double bound_of(const bound_params *bp, double gamma, double s, double w, double sub)
 {
-    double b = gamma * s + bp->abs_term;
+    /* sub: Shat - S of the subnormal-factor products, always with the deterministic gamma
+     * (their extra loss is a truncation, biased, not a random walk) */
+    double b = gamma * s + (sub > 0 ? bp->gamma_sub * sub : 0.0) + bp->abs_term;
     if (bp->u_mul > 0) b += (2 * bp->u_mul + bp->u_mul * bp->u_mul) * s;
     if (bp->u_out > 0) b += bp->u_out * (w + b);
     return b;
@@ -170,10 +173,17 @@ static void metric_blocks(void *ctx, int64_t b0, int64_t b1, int tid)
                     if (ulp > out->max_ulp) out->max_ulp = ulp;
                     k->sum_err2 += (long double)(err / J->scale) * (err / J->scale);
                     k->sum_ref2 += (long double)(want / J->scale) * (want / J->scale);
-                    double bdet = bound_of(bp, J->gamma_det, s, fabs(want));
-                    double bprob = bound_of(bp, J->gamma_prob, s, fabs(want));
+                    double sub = in->sub_excess ? in->sub_excess[r] : 0.0;
+                    double bdet = bound_of(bp, J->gamma_det, s, fabs(want), sub);
+                    double bprob = bound_of(bp, J->gamma_prob, s, fabs(want), sub);
                     ratio = err == 0 ? 0 : (bdet > 0 ? err / bdet : INFINITY);
                     double rprob = err == 0 ? 0 : (bprob > 0 ? err / bprob : INFINITY);
+                    /* an infinite bound (gamma_Ke(u) with Ke u >= 1: a narrow accumulator at
+                     * large K) says nothing: its ratio is NaN ("none"), never a reassuring 0 */
+                    if (!(bdet < INFINITY)) ratio = NAN;
+                    if (!(bprob < INFINITY)) rprob = NAN;
+                    if (isnan(ratio)) out->max_ratio_det = NAN;
+                    if (isnan(rprob)) out->max_ratio_prob = NAN;
                     if (ratio > out->max_ratio_det) out->max_ratio_det = ratio;
                     if (rprob > out->max_ratio_prob) out->max_ratio_prob = rprob;
                     if (ratio > 1) out->above_det++;
@@ -186,6 +196,7 @@ static void metric_blocks(void *ctx, int64_t b0, int64_t b1, int tid)
                     case MMP_TOLERANCE_ULPS: bad = ulp > J->tol->ulps; break;
                     }
                 }
+                if (in->bad) in->bad[r] = (unsigned char)(bad != 0);
                 if (bad) {
                     out->above_tol++;
                     if (out->first_bad_i < 0) { out->first_bad_i = i; out->first_bad_j = j; }
@@ -239,6 +250,7 @@ mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, co
     /* An integer output rounds alpha A B + beta C to an integer: up to one unit either way. */
     if (!dfi->is_float) bp.abs_term += 1.0;
     double gamma_det = mmp_metrics_gamma(bp.k_eff, bp.u_acc);
+    bp.gamma_sub = gamma_det;
     double gamma_prob = mmp_metrics_gamma_prob(bp.k_eff, bp.u_acc, bp.lambda);
     out->u_acc = bp.u_acc;
     out->lambda = bp.lambda;
@@ -273,8 +285,8 @@ mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, co
         if (q->max_abs_err > out->max_abs_err) out->max_abs_err = q->max_abs_err;
         if (q->max_rel_err > out->max_rel_err) out->max_rel_err = q->max_rel_err;
         if (q->max_ulp > out->max_ulp) out->max_ulp = q->max_ulp;
-        if (q->max_ratio_det > out->max_ratio_det) out->max_ratio_det = q->max_ratio_det;
-        if (q->max_ratio_prob > out->max_ratio_prob) out->max_ratio_prob = q->max_ratio_prob;
+        if (q->max_ratio_det > out->max_ratio_det || isnan(q->max_ratio_det)) out->max_ratio_det = q->max_ratio_det;
+        if (q->max_ratio_prob > out->max_ratio_prob || isnan(q->max_ratio_prob)) out->max_ratio_prob = q->max_ratio_prob;
         if (q->above_tol && !out->above_tol) { out->first_bad_i = q->first_bad_i; out->first_bad_j = q->first_bad_j; }
         out->above_tol += q->above_tol;
         for (int h = 0; h < MMP_HIST_BINS; h++) out->hist[h] += q->hist[h];

@@ -36,8 +36,8 @@ mmp_status mmp_plugin_check_desc(const mmp_kernel_desc *d)
 {
     if (!d) return MMP_ERR(MMP_STATUS_INVALID, "NULL descriptor");
     if (d->abi_version != MMP_KERNEL_ABI_VERSION)
-        return MMP_ERR(MMP_STATUS_INVALID, "descriptor ABI version %u, this mmaprobe speaks %u", d->abi_version,
-                       MMP_KERNEL_ABI_VERSION);
+        return MMP_ERR(MMP_STATUS_INVALID, "descriptor ABI version %u, this mmaprobe speaks %u.%u", d->abi_version,
+                       MMP_KERNEL_ABI_VERSION >> 16, MMP_KERNEL_ABI_VERSION & 0xffffu);
     if (!valid_name(d->name)) return MMP_ERR(MMP_STATUS_INVALID, "kernel name must be 1-63 of [a-z0-9_]");
     const int32_t f[5] = {d->a_format, d->b_format, d->c_format, d->d_format, d->acc_format};
     static const char *const what[5] = {"a_format", "b_format", "c_format", "d_format", "acc_format"};
@@ -58,6 +58,8 @@ mmp_status mmp_plugin_check_desc(const mmp_kernel_desc *d)
     if (d->where != MMP_KERNEL_DEVICE && d->where != MMP_KERNEL_HOST)
         return MMP_ERR(MMP_STATUS_INVALID, "%s: where must be MMP_KERNEL_DEVICE or MMP_KERNEL_HOST", d->name);
     if (!d->run) return MMP_ERR(MMP_STATUS_INVALID, "%s: NULL entry point (run)", d->name);
+    if ((unsigned)d->out_round > MMP_ROUND_DOWN || (d->flush_subnormals & ~1))
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: out_round must be an mmp_round, flush_subnormals 0 or 1", d->name);
     /* impossible combinations */
     int ia = is_int_format(d->a_format), ib = is_int_format(d->b_format), iacc = is_int_format(d->acc_format);
     if (ia != ib) return MMP_ERR(MMP_STATUS_INVALID, "%s: A and B must both be integer or both float", d->name);
@@ -84,10 +86,23 @@ static mmp_status load_here(const mmp_kernel_desc **kernels, size_t *count, cons
     if (!fn) return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: no symbol %s", path, MMP_PLUGIN_SYMBOL);
     uint32_t n = 0, v = 0;
     const mmp_kernel_desc *k = fn(&n, &v);
-    if (v != MMP_KERNEL_ABI_VERSION)
-        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: ABI version %u, this mmaprobe speaks %u", path, v, MMP_KERNEL_ABI_VERSION);
+    if (v != MMP_KERNEL_ABI_VERSION && v != MMP_KERNEL_ABI_VERSION_1_0)
+        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: ABI version %u, this mmaprobe speaks %u.%u (and 1.0, reported as 1)",
+                       path, v, MMP_KERNEL_ABI_VERSION >> 16, MMP_KERNEL_ABI_VERSION & 0xffffu);
     if (!k || n == 0 || n > 1024)
         return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: %s", path, !k ? "NULL kernel table" : "kernel count must be 1..1024");
+    if (v == MMP_KERNEL_ABI_VERSION_1_0) {
+        /* a 1.0 table: rows of the shorter struct; copied into current rows, the appended
+         * fields 0 (nearest output rounding, subnormals kept). Kept for the process's life,
+         * as the library is. */
+        mmp_kernel_desc *cp = calloc(n, sizeof *cp);
+        if (!cp) return MMP_ERR(MMP_STATUS_NO_MEMORY, "plugin %s: out of memory", path);
+        for (uint32_t i = 0; i < n; i++) {
+            memcpy(&cp[i], (const char *)k + (size_t)i * MMP_KERNEL_DESC_SIZE_1_0, MMP_KERNEL_DESC_SIZE_1_0);
+            if (cp[i].abi_version == MMP_KERNEL_ABI_VERSION_1_0) cp[i].abi_version = MMP_KERNEL_ABI_VERSION;
+        }
+        k = cp;
+    }
     for (uint32_t i = 0; i < n; i++)
         if (mmp_plugin_check_desc(&k[i]) != MMP_STATUS_OK) {
             char msg[400];

@@ -330,7 +330,7 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
         mmp_runner_say(r, "nondeterministic: %lld elements differ between two runs, first (%lld,%lld)",
             (long long)r->n_nondet, (long long)nd_i, (long long)nd_j);
     }
-    mmp_check_output(r, c, &ref, out[0], o);
+    mmp_check_output(r, c, &ref, out[0], o, ops.buf);
     stage[MMP_STAGE_COMPARE] += mmp_runner_now_ms() - t0;
     r->verdict = (r->reasons & ~(uint32_t)MMP_REASON_OVERFLOW) ? MMP_VERDICT_FAIL : MMP_VERDICT_PASS;
 done:

@@ -8,13 +8,39 @@
  * (metrics.h: tensor cores align and normalise toward zero).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mmaprobe/model.h"
 #include "runner_internal.h"
 
+static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
+                         const mmp_runner_options *o, const mmp_buffer *ops, unsigned char *bad,
+                         unsigned char *flushed, double **sub, double **sub_abs);
+
 void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
-                      const mmp_runner_options *o)
+                      const mmp_runner_options *o, const mmp_buffer *ops)
+{
+    size_t mn = (size_t)(c->m * c->n);
+    double *sub = NULL, *sub_abs = NULL;
+    unsigned char *bad = calloc(mn, 1), *flushed = calloc(mn, 1);
+    if (!bad || !flushed) {
+        free(bad);
+        free(flushed);
+        r->reasons |= MMP_REASON_BOUND_EXCEEDED;
+        snprintf(r->message, sizeof r->message, "metrics: out of memory");
+        return;
+    }
+    check_output(r, c, ref, got, o, ops, bad, flushed, &sub, &sub_abs);
+    free(bad);
+    free(flushed);
+    free(sub);
+    free(sub_abs);
+}
+
+static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
+                         const mmp_runner_options *o, const mmp_buffer *ops, unsigned char *bad,
+                         unsigned char *flushed, double **sub, double **sub_abs)
 {
     const mmp_kernel_desc *k = c->kernel;
     mmp_format df = (mmp_format)k->d_format;
@@ -50,6 +76,28 @@ void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref,
         if (mf && af && mf->is_float && af->is_float && mf->precision < af->precision)
             in.u_mul = ldexp(1.0, 1 - mf->precision);
     }
+    /* products with a subnormal factor (metrics.h: the bound's subnormal excess) */
+    const mmp_format_info *fa = mmp_format_get_info((mmp_format)k->a_format);
+    if (fa && fa->is_float && ops && ops[0].image && ops[1].image) {
+        size_t mn = (size_t)(c->m * c->n);
+        *sub = malloc(mn * sizeof **sub);
+        *sub_abs = malloc(mn * sizeof **sub_abs);
+        if (*sub && *sub_abs &&
+            mmp_metrics_subnormal_excess(*sub, *sub_abs, ops[0].pristine ? ops[0].pristine + MMP_GUARD_BYTES
+                                                                        : mmp_buffer_host((mmp_buffer *)&ops[0]),
+                                         (mmp_format)k->a_format, c->la, c->lda,
+                                         ops[1].pristine ? ops[1].pristine + MMP_GUARD_BYTES
+                                                         : mmp_buffer_host((mmp_buffer *)&ops[1]),
+                                         (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k, c->alpha) ==
+                MMP_STATUS_OK)
+            in.sub_excess = *sub;
+        else {
+            free(*sub);
+            free(*sub_abs);
+            *sub = *sub_abs = NULL;
+        }
+    }
+    in.bad = bad;
     mmp_status st = mmp_metrics_compute(&r->metrics, &in, &o->tol);
     if (st != MMP_STATUS_OK) {
         r->reasons |= MMP_REASON_BOUND_EXCEEDED;
@@ -104,7 +152,26 @@ nan_done:;
         }
         return;
     }
-    int64_t finite_bad = m->above_tol - m->nan_mismatch - m->inf_mismatch;
+    int narrow = o->tol.mode == MMP_TOLERANCE_BOUND && mmp_check_is_narrow(k) && ops;
+    int64_t nmodel = -1;
+    double model_ratio = NAN;
+    if (narrow) nmodel = mmp_check_narrow(r, bad, &model_ratio, c, ref, got, ops, o);
+    if (nmodel >= 0) {
+        /* the model's tolerance is the one in force: its ratio replaces the useless bound's */
+        m->max_ratio_det = model_ratio;
+        if (nmodel > 0) r->reasons |= MMP_REASON_BOUND_EXCEEDED;
+    }
+    if (!k->flush_subnormals) mmp_check_flush(r, flushed, c, ref, got, *sub_abs);
+    mmp_check_rounding(r, c, ref, got, *sub);
+    if (nmodel >= 0) return;
+    int64_t finite_bad = 0;
+    for (int64_t i = 0; i < c->m; i++)
+        for (int64_t j = 0; j < c->n; j++) {
+            size_t x = (size_t)(i * c->n + j);
+            if (!bad[x] || flushed[x]) continue;
+            double g = mmp_format_load(got, mmp_gemm_index(c->ld, c->ldd, i, j), df);
+            if (isfinite(g) && isfinite(ref->exact[x])) finite_bad++;
+        }
     if (finite_bad > 0) {
         r->reasons |= MMP_REASON_BOUND_EXCEEDED;
         size_t used = strlen(r->message);

@@ -119,7 +119,17 @@ void mmp_ref_clear(mmp_ref *ref);
 /* Compare got (D's data in the case's layout and ldd) with the reference; fill r's metrics,
  * reasons and message. */
 void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
-                      const mmp_runner_options *o);
+                      const mmp_runner_options *o, const mmp_buffer *ops);
+/* runner_verdict.c (ops: the A, B, C buffers; their pristine images are read) */
+int mmp_check_is_narrow(const mmp_kernel_desc *k);
+/* Narrow accumulator against the tensor-core model: elements beyond its tolerance marked in bad,
+ * their count (or 1 for a norm failure) returned; -1 when no model applies (message says so). */
+int64_t mmp_check_narrow(mmp_case_result *r, unsigned char *bad, double *worst_ratio, const mmp_case *c,
+                         const mmp_ref *ref, const void *got, const mmp_buffer *ops, const mmp_runner_options *o);
+int mmp_check_rounding(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
+                       const double *sub_excess);
+int64_t mmp_check_flush(mmp_case_result *r, unsigned char *flushed, const mmp_case *c, const mmp_ref *ref,
+                        const void *got, const double *sub_abs);
 
 /* ---- runner_common.c: shared by every case path (runner_run.c > runner_case.c >
  * runner_operator.c > runner_common.c) ---- */

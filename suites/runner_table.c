@@ -1,5 +1,6 @@
 /* runner_table.c — the end-of-run table per kernel x precision: pass/fail/error/skip counts,
  * worst error/bound ratio, max ULP, time (local printer; reports/ renders the same from JSON). */
+#include <math.h>
 #include <string.h>
 
 #include "mmaprobe/runner.h"
@@ -27,7 +28,9 @@ void mmp_runner_print_table(FILE *out, const mmp_case_result *res, size_t n)
         }
         if ((unsigned)r->verdict < MMP_VERDICT_COUNT_) rows[j].count[r->verdict]++;
         if (r->verdict == MMP_VERDICT_PASS || r->verdict == MMP_VERDICT_FAIL) {
-            if (r->metrics.max_ratio_det > rows[j].worst_ratio) rows[j].worst_ratio = r->metrics.max_ratio_det;
+            /* NaN: some case had no meaningful bound (an infinite one); it stays visible */
+            if (r->metrics.max_ratio_det > rows[j].worst_ratio || isnan(r->metrics.max_ratio_det))
+                rows[j].worst_ratio = r->metrics.max_ratio_det;
             if (r->metrics.max_ulp > rows[j].max_ulp) rows[j].max_ulp = r->metrics.max_ulp;
         }
         rows[j].ms += r->time_total_ms;
@@ -37,9 +40,13 @@ void mmp_runner_print_table(FILE *out, const mmp_case_result *res, size_t n)
         for (int s = 0; s < MMP_STAGE_COUNT_; s++) stages[s] += res[i].time_stage_ms[s];
     fprintf(out, "%-28s %-16s %5s %5s %5s %5s %11s %9s %9s\n", "kernel", "precision", "pass", "fail", "error",
             "skip", "err/bound", "max ulp", "time s");
-    for (size_t j = 0; j < nr; j++)
-        fprintf(out, "%-28s %-16s %5d %5d %5d %5d %11.3g %9.3g %9.2f\n", rows[j].kernel, rows[j].precision,
-                rows[j].count[0], rows[j].count[1], rows[j].count[2], rows[j].count[3], rows[j].worst_ratio,
+    for (size_t j = 0; j < nr; j++) {
+        char ratio[24];
+        if (isnan(rows[j].worst_ratio)) snprintf(ratio, sizeof ratio, "none");
+        else snprintf(ratio, sizeof ratio, "%.3g", rows[j].worst_ratio);
+        fprintf(out, "%-28s %-16s %5d %5d %5d %5d %11s %9.3g %9.2f\n", rows[j].kernel, rows[j].precision,
+                rows[j].count[0], rows[j].count[1], rows[j].count[2], rows[j].count[3], ratio,
                 rows[j].max_ulp, rows[j].ms / 1e3);
+    }
     mmp_stage_print(out, stages);
 }

@@ -42,8 +42,22 @@ static const mutant_case table[] = {
     {"mut_host_nondet", 16, 16, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_NONDETERMINISTIC},
     {"mut_host_write_before", 16, 16, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_GUARD},
     {"mut_host_wild_write", 16, 16, 16, 0, MMP_DIST_UNIFORM, MMP_VERDICT_ERROR, MMP_REASON_CRASH},
+    /* the tolerance mutants, each against its tensor-core-model control (kernels/host_tcm.c) */
+    {"mut_host_rz_out", 64, 64, 128, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_BIASED_ROUNDING},
+    {"mut_host_flush_sub", 32, 32, 1, 0, MMP_DIST_WIDE, MMP_VERDICT_FAIL, MMP_REASON_FLUSHED_SUBNORMAL},
+    {"mut_host_narrow_low", 64, 64, 128, 0, MMP_DIST_UNIFORM, MMP_VERDICT_FAIL, MMP_REASON_BOUND_EXCEEDED},
 };
 #define N_TABLE (sizeof table / sizeof table[0])
+
+/* The correct kernel of a mutant's shape: the tolerance mutants run the tensor-core model
+ * (kernels/host_tcm.c) and are compared with its faithful run; the others with host_f16_f32. */
+static const char *control_of(const char *mutant)
+{
+    if (!strcmp(mutant, "mut_host_rz_out")) return "host_tcm_f16_f32_h";
+    if (!strcmp(mutant, "mut_host_flush_sub")) return "host_tcm_bf16_f32";
+    if (!strcmp(mutant, "mut_host_narrow_low")) return "host_tcm_f16_f16";
+    return "host_f16_f32";
+}
 
 static volatile int *stop_flag;
 static void on_alarm(int sig)
@@ -67,7 +81,7 @@ START_TEST(test_mutant_caught)
 {
     const mutant_case *t = &table[_i];
     const mmp_kernel_desc *mut = mmp_registry_find(t->mutant, MMP_REGISTRY_ALL);
-    const mmp_kernel_desc *good = mmp_registry_find("host_f16_f32", MMP_REGISTRY_ALL);
+    const mmp_kernel_desc *good = mmp_registry_find(control_of(t->mutant), MMP_REGISTRY_ALL);
     ck_assert_ptr_nonnull(mut);
     ck_assert_ptr_nonnull(good);
     mmp_case c[2];
@@ -89,9 +103,74 @@ START_TEST(test_mutant_caught)
     /* the right reason, not noise: failures carry no unrelated FAIL reason */
     uint32_t fail_bits = MMP_REASON_UNWRITTEN | MMP_REASON_GUARD | MMP_REASON_INPUT_MODIFIED |
                          MMP_REASON_EXACT_MISMATCH | MMP_REASON_BOUND_EXCEEDED | MMP_REASON_NAN_MISMATCH |
-                         MMP_REASON_NONDETERMINISTIC;
+                         MMP_REASON_NONDETERMINISTIC | MMP_REASON_BIASED_ROUNDING | MMP_REASON_FLUSHED_SUBNORMAL;
     if (t->verdict == MMP_VERDICT_FAIL && t->reason != MMP_REASON_INPUT_MODIFIED)
         ck_assert_msg((r[1].reasons & fail_bits) == t->reason, "%s: extra reasons in %s", r[1].id, why);
+}
+END_TEST
+
+/* The built-in suites: smoke + edge catch each tolerance mutant with its reason (and no other
+ * FAIL reason), and its control PASSes every case of both. The flush mutant needs subnormal
+ * results, i.e. wide data at small K: while the edge suite has no wide case, the K = 1 wide
+ * case of the table above stands in for it (said on stdout). */
+/* reason: what at least one case must say; allowed: the FAIL reasons any case may carry (a
+ * narrow accumulator also misses exact sums: exact-mismatch on the exact distribution) */
+static const struct { const char *mutant; uint32_t reason, allowed; } suite_mutants[] = {
+    {"mut_host_rz_out", MMP_REASON_BIASED_ROUNDING, MMP_REASON_BIASED_ROUNDING},
+    {"mut_host_flush_sub", MMP_REASON_FLUSHED_SUBNORMAL, MMP_REASON_FLUSHED_SUBNORMAL},
+    {"mut_host_narrow_low", MMP_REASON_BOUND_EXCEEDED, MMP_REASON_BOUND_EXCEEDED | MMP_REASON_EXACT_MISMATCH},
+};
+
+START_TEST(test_suites_catch)
+{
+    const char *names[2] = {suite_mutants[_i].mutant, control_of(suite_mutants[_i].mutant)};
+    uint32_t want = suite_mutants[_i].reason, allowed = suite_mutants[_i].allowed;
+    for (int who = 0; who < 2; who++) {
+        const mmp_kernel_desc *k = mmp_registry_find(names[who], MMP_REGISTRY_ALL);
+        ck_assert_ptr_nonnull(k);
+        const mmp_kernel_desc *list[1] = {k};
+        mmp_case *sm, *ed;
+        size_t ns, ne;
+        ck_assert_int_eq(mmp_cases_build(&sm, &ns, "smoke", list, 1, NULL, mmp_check_seed), MMP_STATUS_OK);
+        ck_assert_int_eq(mmp_cases_build(&ed, &ne, "edge", list, 1, NULL, mmp_check_seed), MMP_STATUS_OK);
+        mmp_case *all = calloc(ns + ne, sizeof *all);
+        memcpy(all, sm, ns * sizeof *all);
+        memcpy(all + ns, ed, ne * sizeof *all);
+        int has_wide = 0;
+        for (size_t i = 0; i < ns + ne; i++) has_wide |= all[i].dist == MMP_DIST_WIDE && all[i].k <= 3;
+        mmp_runner_options o;
+        mmp_runner_options_init(&o);
+        mmp_case_result *r = calloc(ns + ne, sizeof *r);
+        ck_assert_int_eq(mmp_runner_run(r, all, ns + ne, &o, NULL, NULL), MMP_STATUS_OK);
+        size_t caught = 0;
+        uint32_t fail_bits = MMP_REASON_UNWRITTEN | MMP_REASON_GUARD | MMP_REASON_INPUT_MODIFIED |
+                             MMP_REASON_EXACT_MISMATCH | MMP_REASON_BOUND_EXCEEDED | MMP_REASON_NAN_MISMATCH |
+                             MMP_REASON_NONDETERMINISTIC | MMP_REASON_BIASED_ROUNDING | MMP_REASON_FLUSHED_SUBNORMAL;
+        for (size_t i = 0; i < ns + ne; i++) {
+            if (who == 1) {
+                ck_assert_msg(r[i].verdict == MMP_VERDICT_PASS || r[i].verdict == MMP_VERDICT_SKIP, "control %s: %s %s",
+                              r[i].id, mmp_verdict_name(r[i].verdict), r[i].message);
+                continue;
+            }
+            if (r[i].verdict != MMP_VERDICT_FAIL) continue;
+            char why[128];
+            ck_assert_msg((r[i].reasons & fail_bits & ~allowed) == 0, "%s: reasons %s beyond %s (%s)", r[i].id,
+                          mmp_reason_format(why, sizeof why, r[i].reasons), mmp_reason_name(want), r[i].message);
+            if (r[i].reasons & want) caught++;
+        }
+        if (who == 0) {
+            printf("%-22s smoke+edge: %zu of %zu cases FAIL %s\n", names[0], caught, ns + ne, mmp_reason_name(want));
+            if (want == MMP_REASON_FLUSHED_SUBNORMAL && !has_wide)
+                printf("%-22s the edge suite has no wide case at K <= 3 yet: the table's wide K = 1 case stands in\n",
+                       names[0]);
+            else
+                ck_assert_msg(caught > 0, "%s: smoke+edge never catch it", names[0]);
+        }
+        free(r);
+        free(all);
+        mmp_cases_free(sm);
+        mmp_cases_free(ed);
+    }
 }
 END_TEST
 
@@ -238,6 +317,7 @@ static Suite *mutants_host_suite(void)
     TCase *tc = tcase_create("caught");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_mutant_caught, 0, N_TABLE);
+    tcase_add_loop_test(tc, test_suites_catch, 0, sizeof suite_mutants / sizeof suite_mutants[0]);
     tcase_add_loop_test(tc, test_run_continues, 0, 2);
     tcase_add_test(tc, test_stop_with_preforked_child);
     suite_add_tcase(s, tc);

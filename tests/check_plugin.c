@@ -26,8 +26,8 @@ typedef struct {
 
 static const bad_plugin bad[] = {
     {"no_symbol", "no symbol mmp_plugin_kernels", NULL},
-    {"abi", "ABI version 99, this mmaprobe speaks 1", NULL},
-    {"desc_abi", "descriptor ABI version 2, this mmaprobe speaks 1", NULL},
+    {"abi", "ABI version 99, this mmaprobe speaks 1.1", NULL},
+    {"desc_abi", "descriptor ABI version 2, this mmaprobe speaks 1.1", NULL},
     {"null_table", "NULL kernel table", NULL},
     {"zero_count", "kernel count must be 1..1024", NULL},
     {"null_entry", "NULL entry point (run)", NULL},
@@ -76,6 +76,25 @@ START_TEST(test_not_a_library)
     ck_assert_int_eq(mmp_plugin_load(&k, &n, path), MMP_STATUS_INVALID);
     ck_assert_ptr_nonnull(strstr(mmp_error_last(), "cannot load"));
     unlink(path);
+}
+END_TEST
+
+/* A plugin built against ABI 1.0 (shorter rows, version 1) still loads; the fields 1.1 appended
+ * read 0 (nearest output rounding, subnormals kept). */
+START_TEST(test_abi10_plugin_loads)
+{
+    char path[4096];
+    fixture(path, sizeof path, "abi10");
+    const mmp_kernel_desc *k;
+    size_t n;
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(k[0].name, "fix_abi10_a");
+    ck_assert_str_eq(k[1].name, "fix_abi10_b");
+    ck_assert_ptr_nonnull(k[1].run);
+    ck_assert_int_eq(k[1].out_round, 0);
+    ck_assert_int_eq(k[1].flush_subnormals, 0);
+    ck_assert_uint_eq(k[1].abi_version, MMP_KERNEL_ABI_VERSION);
 }
 END_TEST
 
@@ -174,6 +193,7 @@ static Suite *plugin_suite(void)
     tcase_add_loop_test(tc, test_bad_plugin, 0, (int)(sizeof bad / sizeof bad[0]));
     tcase_add_test(tc, test_not_a_library);
     tcase_add_test(tc, test_good_plugin_passes);
+    tcase_add_test(tc, test_abi10_plugin_loads);
     tcase_add_test(tc, test_wild_plugin_kernel);
     tcase_add_test(tc, test_device_too_old);
     tcase_add_test(tc, test_check_desc_null);

@@ -34,7 +34,10 @@
 extern "C" {
 #endif
 
-#define MMP_KERNEL_ABI_VERSION 1u
+/* major << 16 | minor. 1.1 appended out_round and flush_subnormals to mmp_kernel_desc; a 1.0
+ * plugin (which reports 1u) is still loaded: its rows are copied with the new fields 0. */
+#define MMP_KERNEL_ABI_VERSION 0x10001u
+#define MMP_KERNEL_ABI_VERSION_1_0 1u
 
 enum { MMP_LAYOUTS_ROW = 1u, MMP_LAYOUTS_COL = 2u, MMP_LAYOUTS_ANY = 3u }; /* bit masks */
 enum { MMP_KERNEL_DEVICE = 0, MMP_KERNEL_HOST = 1 };
@@ -79,7 +82,14 @@ typedef struct mmp_kernel_desc {
     mmp_kernel_workspace_fn workspace_bytes; /* NULL = none */
     mmp_kernel_run_fn run;
     const char *description;       /* one line */
+    /* appended in ABI 1.1 (0 in a 1.0 descriptor): */
+    int32_t out_round;             /* mmp_round of the kernel's own conversion of its accumulator
+                                      to a narrower d_format; 0 = nearest even (the default) */
+    int32_t flush_subnormals;      /* 1: subnormal outputs (and inputs) are flushed to zero, as
+                                      declared (no flushed-subnormal FAIL); 0 = kept */
 } mmp_kernel_desc;
+/* Size of a 1.0 descriptor (the fields before out_round). */
+#define MMP_KERNEL_DESC_SIZE_1_0 offsetof(mmp_kernel_desc, out_round)
 
 typedef const mmp_kernel_desc *(*mmp_plugin_kernels_fn)(uint32_t *count, uint32_t *abi_version);
 #define MMP_PLUGIN_SYMBOL "mmp_plugin_kernels"

@@ -24,6 +24,8 @@
  *     the accumulator's normal range may be flushed or rounded to its subnormal grid), plus one
  *     subnormal ulp of the output format when the output is narrower than the accumulator; an
  *     integer output adds 1 (alpha A B + beta C rounded to an integer, either direction).
+ *     Products with a subnormal factor add gamma_Ke(u_acc) (Shat_ij - S_ij) (sub_excess, see
+ *     mmp_metrics_subnormal_excess for the derivation).
  *   probabilistic: the same with gamma replaced by gamma~_Ke(lambda) = exp(lambda sqrt(Ke) u +
  *     Ke u^2 / (1 - u)) - 1 (Higham & Mary 2019), lambda = sqrt(2 ln(2 Ke / delta)),
  *     delta = 1e-6: holds with probability >= 1 - delta per element for mean-zero independent
@@ -71,7 +73,31 @@ typedef struct mmp_metrics_input {
     double u_acc;                  /* accumulator unit (truncation): 2^(1-p_acc) */
     double u_mul;                  /* input rounding unit (0 if inputs are used as stored) */
     int32_t acc_format;            /* mmp_format of the accumulator (for the output term) */
+    const double *sub_excess;      /* Shat_ij - S_ij, row-major, or NULL: products with a
+                                      subnormal factor (mmp_metrics_subnormal_excess) */
+    unsigned char *bad;            /* NULL, or row-major M x N: set to 1 where the element is
+                                      beyond the tolerance in force (0 elsewhere) */
 } mmp_metrics_input;
+
+/* Subnormal factors. A tensor core does not normalise a product before alignment (the probes
+ * measured products_normalised = 0): a subnormal input x keeps the exponent emin of its format,
+ * so the product's alignment exponent overstates its magnitude by up to (p_in - 1) bits per
+ * subnormal factor, and every term of its block is truncated relative to that larger exponent.
+ * Derivation of the extension (per block, truncation unit u = 2^(1-p_acc)): each aligned term
+ * loses < 2^(E - p_acc + 1 - extra) <= u 2^E, E = max(floor, exponents of the terms). For a
+ * product of normal factors 2^e(a)+e(b) <= |a b|; with x^ = max(|x|, min_normal(in)) for x != 0,
+ * 2^(e(a)+e(b)) <= a^ b^ for ANY non-zero a, b (a subnormal's exponent is emin = log2
+ * min_normal). So the argument of the deterministic bound (2^E <= largest term <= S) holds with
+ * S replaced by Shat = |alpha| sum a^_ik b^_kj + |beta| |c| (the floor part is the underflow
+ * term): the bound becomes gamma_Ke(u) Shat + ..., i.e. the default bound plus the absolute
+ * term gamma_Ke(u) (Shat - S), one (a^ b^ - |a b|) per product with a subnormal factor. It
+ * holds for every block size, extra-bit count and K (it uses only 2^E <= Shat_block).
+ * Writes excess[i*n + j] = |alpha| sum_k (a^ b^ - |a b|) over products with a subnormal
+ * factor (A: m x k, B: k x n, in their formats/layouts); cost: (#subnormals) x (m or n). */
+/* sub_abs (NULL or M x N): |alpha| sum |a b| over those products alone. */
+mmp_status mmp_metrics_subnormal_excess(double *excess, double *sub_abs, const void *a, mmp_format fa, mmp_layout la,
+                                        int64_t lda, const void *b, mmp_format fb, mmp_layout lb,
+                                        int64_t ldb, int64_t m, int64_t n, int64_t k, double alpha);
 
 /* Unit of truncation 2^(1-p) of an accumulator format; acc_bits > 0 overrides p. 0 for ints. */
 double mmp_metrics_unit_truncation(mmp_format acc, int acc_bits);

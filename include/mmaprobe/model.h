@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "mmaprobe/format.h"
+#include "mmaprobe/gemm.h"
 #include "mmaprobe/status.h"
 
 #ifdef __cplusplus
@@ -139,6 +140,23 @@ mmp_status mmp_model_int_dot(int32_t *d, const int32_t *a, const int32_t *b, int
 mmp_status mmp_model_bound_for_kernel(mmp_model_params *p, double *u, char *instruction,
                                       size_t instruction_size, const char *source, mmp_format in,
                                       mmp_format out, int wgmma);
+
+/* The model as a second reference: D~_ij of a correct kernel of the instruction family params
+ * on these inputs (K in natural order, blocks chained through the accumulator; C is the
+ * accumulator when alpha = beta = 1, else alpha (model A B) + beta C in binary64), and sigma_ij
+ * = |alpha| sqrt(sum over blocks (unit max(|block result|, sum |a b| of the block))^2), the
+ * random-walk scale of the block roundings (unit = 2^-(f+1) nearest, 2^-f toward zero; f the result's fraction bits). Without
+ * a plain chain (promotion, interleave, FADD of c) sigma_ij = |alpha| unit sum |a b|. A and B
+ * must be exact in params->in_format (MMP_STATUS_UNSUPPORTED otherwise). sigma may be NULL. */
+typedef struct mmp_model_ref_input {
+    const void *a, *b, *c;         /* host matrices in their formats/layouts; c may be NULL */
+    mmp_format fa, fb, fc;
+    mmp_layout la, lb, lc;
+    int64_t lda, ldb, ldc, m, n, k;
+    double alpha, beta;
+    const mmp_model_params *params;
+} mmp_model_ref_input;
+mmp_status mmp_model_reference(double *d, double *sigma, const mmp_model_ref_input *in);
 
 /* Per-GPU parameters: what `mmaprobe probe` reports (or, for GPUs we have not probed, the
  * parameters that reproduce their published vectors). */

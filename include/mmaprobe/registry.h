@@ -35,7 +35,7 @@ const mmp_kernel_memmap *const *mmp_registry_memmaps(size_t *count);
 #define MMP_KERNEL_FAMILIES(X) \
     X(host) X(cublas) X(simt) X(fp16_wmma) X(fp16_ptx) X(bf16_mma) X(int8_ptx) X(int4_ptx) \
     X(wgmma) X(int4_fused)
-#define MMP_MUTANT_FAMILIES(X) X(host_mutants) X(cuda_mutants)
+#define MMP_MUTANT_FAMILIES(X) X(host_mutants) X(cuda_mutants) X(host_tcm)
 #define MMP_DECLARE_FAMILY(f) const mmp_kernel_desc *mmp_kernels_##f(size_t *count); \
                               const mmp_kernel_memmap *mmp_memmaps_##f(size_t *count);
 MMP_KERNEL_FAMILIES(MMP_DECLARE_FAMILY)

@@ -48,7 +48,11 @@ typedef enum mmp_reason {
     MMP_REASON_UNSUPPORTED = 1u << 12,     /* SKIP: device/shape/layout not supported */
     MMP_REASON_OVERFLOW = 1u << 13,        /* fact: exact int result overflows int32 */
     MMP_REASON_INTERRUPTED = 1u << 14,     /* ERROR: run interrupted (SIGINT/SIGTERM) */
-    MMP_REASON_COUNT_ = 15
+    MMP_REASON_BIASED_ROUNDING = 1u << 15, /* the kernel's conversion to a narrower output
+                                              rounds one way where nearest is declared */
+    MMP_REASON_FLUSHED_SUBNORMAL = 1u << 16, /* zero where the reference is a subnormal the
+                                              hardware keeps, undeclared flush */
+    MMP_REASON_COUNT_ = 17
 } mmp_reason;
 
 const char *mmp_verdict_name(mmp_verdict v);          /* "PASS", "FAIL", "ERROR", "SKIP" */

@@ -1,0 +1,170 @@
+/* check_tolerance.c — the default tolerance holds for the hardware the probes measured, and the
+ * checks beyond it (narrow accumulators, biased rounding, flushed subnormals) catch what they
+ * are for: the host_tcm controls (the H200 tensor-core model run as the kernel, kernels/
+ * host_tcm.c) PASS wide and special data at K = 1 ... 8192 for every instruction family,
+ * while wrong kernels on the same data still FAIL with their reason. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmaprobe/metrics.h"
+#include "mmaprobe/registry.h"
+#include "mmaprobe/runner.h"
+#include "tests/check_main.h"
+
+static const char *const controls[] = {
+    "host_tcm_bf16_f32", "host_tcm_bf16_f32_splitk", "host_tcm_f16_f32", "host_tcm_f16_f16",
+    "host_tcm_f16_f32_h", "host_tcm_tf32_f32", "host_tcm_e4m3_f32", "host_tcm_e4m3_f32_wg",
+};
+#define N_CONTROLS (sizeof controls / sizeof controls[0])
+static const int64_t ks[] = {1, 2, 3, 16, 64, 8192};
+#define N_KS (sizeof ks / sizeof ks[0])
+
+static void run_cases(mmp_case_result *r, mmp_case *c, size_t n)
+{
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    ck_assert_int_eq(mmp_runner_run(r, c, n, &o, NULL, NULL), MMP_STATUS_OK);
+}
+
+static void make(mmp_case *c, const char *kernel, int64_t m, int64_t n, int64_t k, mmp_dist d, uint64_t seed)
+{
+    const mmp_kernel_desc *kd = mmp_registry_find(kernel, MMP_REGISTRY_ALL);
+    ck_assert_msg(kd != NULL, "no kernel %s", kernel);
+    mmp_case_init(c, kd, m, n, k, d, seed);
+    mmp_case_finish(c);
+}
+
+/* Every control, wide and special, K = 1, 2, 3, 16, 64, 8192: PASS. */
+START_TEST(test_controls_pass)
+{
+    const char *kn = controls[_i];
+    mmp_case c[2 * N_KS];
+    size_t n = 0;
+    for (size_t t = 0; t < N_KS; t++) {
+        int64_t mn = ks[t] > 64 ? 16 : 48;
+        make(&c[n++], kn, mn, mn, ks[t], MMP_DIST_WIDE, mmp_check_seed + t);
+        make(&c[n++], kn, mn, mn, ks[t], MMP_DIST_SPECIAL, mmp_check_seed + t);
+    }
+    mmp_case_result r[2 * N_KS];
+    run_cases(r, c, n);
+    for (size_t i = 0; i < n; i++) {
+        printf("%-60s %s err/bound %.3g %s\n", r[i].id, mmp_verdict_name(r[i].verdict), r[i].metrics.max_ratio_det,
+               r[i].message);
+        ck_assert_msg(r[i].verdict == MMP_VERDICT_PASS, "%s: %s %s", r[i].id, mmp_verdict_name(r[i].verdict),
+                      r[i].message);
+    }
+}
+END_TEST
+
+typedef struct {
+    const char *kernel;
+    int64_t m, n, k;
+    mmp_dist dist;
+    uint32_t reason;
+} wrong_case;
+
+/* Wrong kernels on the data the controls pass. */
+static const wrong_case wrong[] = {
+    {"mut_host_drop_k_tile", 48, 48, 64, MMP_DIST_WIDE, MMP_REASON_BOUND_EXCEEDED},
+    {"mut_host_drop_k_tile", 16, 16, 8192, MMP_DIST_WIDE, MMP_REASON_BOUND_EXCEEDED},
+    {"mut_host_flush_sub", 48, 48, 1, MMP_DIST_WIDE, MMP_REASON_FLUSHED_SUBNORMAL},
+    {"mut_host_flush_sub", 48, 48, 2, MMP_DIST_WIDE, MMP_REASON_FLUSHED_SUBNORMAL},
+    {"mut_host_narrow_low", 64, 64, 128, MMP_DIST_UNIFORM, MMP_REASON_BOUND_EXCEEDED},
+    {"mut_host_narrow_low", 16, 16, 8192, MMP_DIST_UNIFORM, MMP_REASON_BOUND_EXCEEDED},
+    {"mut_host_narrow_low", 64, 64, 128, MMP_DIST_NORMAL, MMP_REASON_BOUND_EXCEEDED},
+    {"mut_host_rz_out", 64, 64, 128, MMP_DIST_UNIFORM, MMP_REASON_BIASED_ROUNDING},
+    {"mut_host_rz_out", 64, 64, 16, MMP_DIST_NORMAL, MMP_REASON_BIASED_ROUNDING},
+    {"mut_host_rz_out", 64, 64, 64, MMP_DIST_WIDE, MMP_REASON_BIASED_ROUNDING},
+};
+#define N_WRONG (sizeof wrong / sizeof wrong[0])
+
+START_TEST(test_wrong_kernels_fail)
+{
+    const wrong_case *w = &wrong[_i];
+    mmp_case c;
+    make(&c, w->kernel, w->m, w->n, w->k, w->dist, mmp_check_seed);
+    mmp_case_result r;
+    run_cases(&r, &c, 1);
+    char why[128];
+    printf("%-60s %s %s: %s\n", r.id, mmp_verdict_name(r.verdict), mmp_reason_format(why, sizeof why, r.reasons),
+           r.message);
+    ck_assert_msg(r.verdict == MMP_VERDICT_FAIL && (r.reasons & w->reason), "%s: %s %s, want %s", r.id,
+                  mmp_verdict_name(r.verdict), why, mmp_reason_name(w->reason));
+}
+END_TEST
+
+/* The rounding test's false positives: a round-to-nearest conversion over many seeds, shapes
+ * and distributions never trips it (its threshold is for < 1e-9 per case). */
+START_TEST(test_rounding_no_false_positive)
+{
+    static const int64_t kk[] = {1, 16, 128, 1024};
+    static const mmp_dist dd[] = {MMP_DIST_UNIFORM, MMP_DIST_NORMAL, MMP_DIST_WIDE};
+    mmp_case c[4 * 3 * 3];
+    size_t n = 0;
+    for (int s = 0; s < 3; s++)
+        for (size_t t = 0; t < 4; t++)
+            for (size_t d = 0; d < 3; d++)
+                make(&c[n++], "host_tcm_f16_f32_h", 64, 64, kk[t], dd[d], mmp_check_seed * 7 + (uint64_t)s);
+    mmp_case_result r[4 * 3 * 3];
+    run_cases(r, c, n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(r[i].verdict == MMP_VERDICT_PASS, "%s: %s %s", r[i].id, mmp_verdict_name(r[i].verdict),
+                      r[i].message);
+}
+END_TEST
+
+/* An fp16 accumulator at K = 1000: gamma_Ke(2^-10) is infinite; the ratio is NaN, never 0. */
+START_TEST(test_infinite_bound_is_nan)
+{
+    enum { M = 4, N = 4, K = 1000 };
+    float got[M * N];
+    double want[M * N], s[M * N];
+    for (int t = 0; t < M * N; t++) { got[t] = 1.0f + 1e-3f * t; want[t] = 1.0; s[t] = 1000; }
+    mmp_metrics_input in;
+    memset(&in, 0, sizeof in);
+    in.got = got; in.d_format = MMP_FORMAT_FP32; in.layout = MMP_LAYOUT_ROW; in.ldd = N;
+    in.want64 = want; in.absbound = s; in.m = M; in.n = N; in.k = K;
+    in.u_acc = mmp_metrics_unit_truncation(MMP_FORMAT_FP16, 0);
+    in.acc_format = MMP_FORMAT_FP16;
+    mmp_tolerance tol;
+    mmp_tolerance_init(&tol);
+    mmp_metrics m;
+    ck_assert_int_eq(mmp_metrics_compute(&m, &in, &tol), MMP_STATUS_OK);
+    ck_assert_msg(isnan(m.max_ratio_det), "ratio to an infinite bound is %g, want NaN", m.max_ratio_det);
+}
+END_TEST
+
+/* The subnormal excess of one product: bf16 min subnormal 2^-133 times 2^61 counts as
+ * 2^-126 * 2^61; a normal pair adds nothing. */
+START_TEST(test_subnormal_excess_value)
+{
+    uint16_t a[2], b[2];
+    mmp_format_store(a, 0, 0x1p-133, MMP_FORMAT_BF16, MMP_ROUND_NEAREST_EVEN, 0);
+    mmp_format_store(a, 1, 1.5, MMP_FORMAT_BF16, MMP_ROUND_NEAREST_EVEN, 0);
+    mmp_format_store(b, 0, 0x1p61, MMP_FORMAT_BF16, MMP_ROUND_NEAREST_EVEN, 0);
+    mmp_format_store(b, 1, 3.0, MMP_FORMAT_BF16, MMP_ROUND_NEAREST_EVEN, 0);
+    double ex, sa;
+    ck_assert_int_eq(mmp_metrics_subnormal_excess(&ex, &sa, a, MMP_FORMAT_BF16, MMP_LAYOUT_ROW, 2, b, MMP_FORMAT_BF16,
+                                                  MMP_LAYOUT_ROW, 1, 1, 1, 2, 1.0),
+                     MMP_STATUS_OK);
+    ck_assert_double_eq(ex, 0x1p-65 - 0x1p-72);
+    ck_assert_double_eq(sa, 0x1p-72);
+}
+END_TEST
+
+static Suite *tolerance_suite(void)
+{
+    Suite *s = suite_create("tolerance");
+    TCase *tc = tcase_create("tolerance");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_controls_pass, 0, N_CONTROLS);
+    tcase_add_loop_test(tc, test_wrong_kernels_fail, 0, N_WRONG);
+    tcase_add_test(tc, test_rounding_no_false_positive);
+    tcase_add_test(tc, test_infinite_bound_is_nan);
+    tcase_add_test(tc, test_subnormal_excess_value);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+MMP_CHECK_MAIN(tolerance_suite)
