@@ -74,8 +74,13 @@ int64_t mmp_check_narrow(mmp_case_result *r, unsigned char *bad, double *worst_r
     /* the accumulator the model needs: the declared narrow format, or fp32 for acc_bits (the
      * FP8 wgmma rows keep 13 bits in an fp32 register) */
     mmp_format acc = (mmp_format)k->acc_format;
+    /* wgmma's models first for sm_90a kernels, and for any kernel that declares an FP8 input
+     * with an accumulator narrower than its fp32 register (acc_bits): only wgmma accumulates
+     * FP8 products that way (mma.sync's FP8 runs on an fp16 HMMA with full fp32 sums). */
+    const mmp_format_info *ain = mmp_format_get_info((mmp_format)k->a_format);
+    int fp8_narrow = ain && ain->is_float && ain->storage_bits == 8 && k->acc_bits > 0 && k->acc_bits < 24;
     if (mmp_model_bound_for_kernel(&p, &u, instr, sizeof instr, src, (mmp_format)k->a_format, acc,
-                                   k->arch_specific && k->min_cc == 90) != MMP_STATUS_OK) {
+                                   (k->arch_specific && k->min_cc == 90) || fp8_narrow) != MMP_STATUS_OK) {
         snprintf(part, sizeof part, "no meaningful bound: %s has no tensor-core model for %s inputs with a %s "
                  "accumulator", src, mmp_format_name((mmp_format)k->a_format), mmp_format_name(acc));
         say(r, "%snarrow: %s", part);

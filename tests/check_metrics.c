@@ -86,6 +86,29 @@ START_TEST(nan_inf_counted_first_and_apart)
 }
 END_TEST
 
+/* special_alt: a NaN where the exact result is +Inf is excused only where the callback says the
+ * declared input rounding gives NaN there (element (0,0) here), never elsewhere. */
+static int alt_first_only(void *ctx, int64_t i, int64_t j, double got)
+{
+    (void)ctx;
+    return i == 0 && j == 0 && isnan(got);
+}
+
+START_TEST(nan_excused_only_by_the_input_rounding)
+{
+    float got[4] = {NAN, NAN, 2.0f, INFINITY};
+    double want[4] = {INFINITY, INFINITY, 2.0, INFINITY}, s[4] = {1, 1, 1, 1};
+    mmp_metrics_input in; input_for(&in, got, want, s, 2, 2, 4);
+    mmp_tolerance t; mmp_tolerance_init(&t);
+    mmp_metrics m; mmp_metrics_compute(&m, &in, &t);
+    ck_assert_int_eq(m.nan_mismatch, 2);
+    in.special_alt = alt_first_only;
+    mmp_metrics_compute(&m, &in, &t);
+    ck_assert_int_eq(m.nan_mismatch, 1);   /* (0,1) is still a mismatch */
+    ck_assert_int_eq(m.above_tol, 1);
+}
+END_TEST
+
 START_TEST(ulp_and_bounds_formulas)
 {
     ck_assert(mmp_metrics_ulp(1.0, MMP_FORMAT_FP16) == 0x1p-10);
@@ -184,6 +207,7 @@ static Suite *metrics_suite(void)
     tcase_add_test(tc, exact_output_is_clean);
     tcase_add_test(tc, planted_error_found_with_position);
     tcase_add_test(tc, nan_inf_counted_first_and_apart);
+    tcase_add_test(tc, nan_excused_only_by_the_input_rounding);
     tcase_add_test(tc, ulp_and_bounds_formulas);
     tcase_add_test(tc, bound_holds_for_truncation_and_catches_fp16_accumulation);
     tcase_add_test(tc, tolerance_modes);

@@ -77,6 +77,12 @@ typedef struct mmp_metrics_input {
                                       subnormal factor (mmp_metrics_subnormal_excess) */
     unsigned char *bad;            /* NULL, or row-major M x N: set to 1 where the element is
                                       beyond the tolerance in force (0 elsewhere) */
+    /* A kernel that rounds its inputs to a narrower multiply format (mul_format, e.g. tf32)
+     * may turn a tiny finite input into 0, and Inf x that 0 into NaN. special_alt(ctx, i, j, got)
+     * returns 1 when got's NaN/Inf class is the exact result's under that input rounding (the
+     * caller recomputes the element's class from the rounded inputs); NULL: no such rounding. */
+    int (*special_alt)(void *ctx, int64_t i, int64_t j, double got);
+    void *special_ctx;
 } mmp_metrics_input;
 
 /* Subnormal factors. A tensor core does not normalise a product before alignment (the probes
