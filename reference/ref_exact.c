@@ -19,6 +19,11 @@
  * when every product is -0 (integer inputs: +0), as mpfr_sum does; the additions of alpha S
  * and beta c give +0 on cancellation.
  * Cost: a few nanoseconds per product and one pass per element: O(K), no allocation.
+ * Why not more slices instead: on `wide` data an entry's exponent lies anywhere in the format's
+ * range, so the products that decide an element come from entries far below their row's or
+ * column's maximum; exact Ozaki slices would have to reach ~80 bits below the product of the
+ * maxima, i.e. tens of slice DGEMMs, where uniform data needs one. The exact accumulator's cost
+ * does not depend on the data's range; a device version of it is the way to large sizes.
  */
 #include <math.h>
 #include <stdint.h>
