@@ -10,6 +10,17 @@
 #include "mmaprobe/format.h"
 #include "ref_internal.h"
 
+/* Row i of A, column j of B and C_ij of the native operands into d (1 x 1 x K, allocated). */
+static void load_element(ref_data *d, const void *a, const void *b, const void *c, const mmp_gemm *g, int64_t i,
+                         int64_t j)
+{
+    for (int64_t k = 0; k < g->k; k++) {
+        d->a64[k] = mmp_format_load(a, mmp_gemm_index(g->la, g->lda, i, k), g->a);
+        d->b64[k] = mmp_format_load(b, mmp_gemm_index(g->lb, g->ldb, k, j), g->b);
+    }
+    if (d->c64) d->c64[0] = g->beta != 0.0 ? mmp_format_load(c, mmp_gemm_index(g->lc, g->ldc, i, j), g->c) : 0.0;
+}
+
 mmp_status mmp_ref_element(double *d64, double *dout, const void *a, const void *b, const void *c,
                            const mmp_gemm *g, int64_t i, int64_t j)
 {
@@ -32,11 +43,7 @@ mmp_status mmp_ref_element(double *d64, double *dout, const void *a, const void 
         ref_data_free(&d);
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
     }
-    for (int64_t k = 0; k < g->k; k++) {
-        d.a64[k] = mmp_format_load(a, mmp_gemm_index(g->la, g->lda, i, k), g->a);
-        d.b64[k] = mmp_format_load(b, mmp_gemm_index(g->lb, g->ldb, k, j), g->b);
-    }
-    if (d.c64) d.c64[0] = mmp_format_load(c, mmp_gemm_index(g->lc, g->ldc, i, j), g->c);
+    load_element(&d, a, b, c, g, i, j);
     ref_mpfr_ws *w = ref_mpfr_ws_new(g->k);
     if (!w) { ref_data_free(&d); return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory"); }
     int fits, over;
@@ -72,11 +79,7 @@ static void native_range(void *ctx, int64_t b, int64_t e, int tid)
     if (!d.a64 || !d.b64 || !d.c64) { ref_data_free(&d); j->failed = 1; return; }
     for (int64_t t = b; t < e; t++) {
         int64_t x = j->idx[t], i = x / g->n, col = x % g->n;
-        for (int64_t k = 0; k < g->k; k++) {
-            d.a64[k] = mmp_format_load(j->a, mmp_gemm_index(g->la, g->lda, i, k), g->a);
-            d.b64[k] = mmp_format_load(j->b, mmp_gemm_index(g->lb, g->ldb, k, col), g->b);
-        }
-        d.c64[0] = g->beta != 0.0 ? mmp_format_load(j->c, mmp_gemm_index(g->lc, g->ldc, i, col), g->c) : 0.0;
+        load_element(&d, j->a, j->b, j->c, g, i, col);
         if (ref_exact_element(&j->r->d64[x], &j->r->dout[x], &d, 0, 0)) { j->n_exact[tid]++; continue; }
         if (mmp_ref_element(&j->r->d64[x], &j->r->dout[x], j->a, j->b, j->c, g, i, col) != MMP_STATUS_OK)
             j->failed = 1;

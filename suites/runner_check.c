@@ -25,12 +25,6 @@ typedef struct {
     mmp_format mul;
 } alt_ctx;
 
-static const void *image_of(const mmp_buffer *b)
-{
-    if (!b || !b->image) return NULL;
-    return b->pristine ? (const void *)(b->pristine + MMP_GUARD_BYTES) : (const void *)(b->image + MMP_GUARD_BYTES);
-}
-
 /* The class of alpha sum_k a'_ik b'_kj + beta c_ij, a' and b' the inputs rounded to the multiply
  * format (rule: rounding mode rm): 0 finite, 1 +Inf, 2 -Inf, 3 NaN. */
 static int class_rounded(const alt_ctx *x, int64_t i, int64_t j, mmp_round rm)
@@ -136,11 +130,9 @@ static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *r
         *sub = malloc(mn * sizeof **sub);
         *sub_abs = malloc(mn * sizeof **sub_abs);
         if (*sub && *sub_abs &&
-            mmp_metrics_subnormal_excess(*sub, *sub_abs, ops[0].pristine ? ops[0].pristine + MMP_GUARD_BYTES
-                                                                        : mmp_buffer_host((mmp_buffer *)&ops[0]),
+            mmp_metrics_subnormal_excess(*sub, *sub_abs, mmp_buffer_filled(&ops[0]),
                                          (mmp_format)k->a_format, c->la, c->lda,
-                                         ops[1].pristine ? ops[1].pristine + MMP_GUARD_BYTES
-                                                         : mmp_buffer_host((mmp_buffer *)&ops[1]),
+                                         mmp_buffer_filled(&ops[1]),
                                          (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k, c->alpha) ==
                 MMP_STATUS_OK)
             in.sub_excess = *sub;
@@ -150,7 +142,7 @@ static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *r
             *sub = *sub_abs = NULL;
         }
     }
-    alt_ctx ax = {c, image_of(ops ? &ops[0] : NULL), image_of(ops ? &ops[1] : NULL), image_of(ops ? &ops[2] : NULL),
+    alt_ctx ax = {c, mmp_buffer_filled(ops ? &ops[0] : NULL), mmp_buffer_filled(ops ? &ops[1] : NULL), mmp_buffer_filled(ops ? &ops[2] : NULL),
                   (mmp_format)k->mul_format};
     if (in.u_mul > 0 && ax.a && ax.b) {
         in.special_alt = special_alt;

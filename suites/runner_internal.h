@@ -58,6 +58,12 @@ mmp_status mmp_buffer_init(mmp_buffer *b, mmp_format f, mmp_layout l, int64_t ld
                            int64_t cols);
 void mmp_buffer_clear(mmp_buffer *b);
 static inline void *mmp_buffer_host(mmp_buffer *b) { return b->image + MMP_GUARD_BYTES; }
+/* The data as filled before the launch (the pristine copy when kept), NULL without an image. */
+static inline const void *mmp_buffer_filled(const mmp_buffer *b)
+{
+    if (!b || !b->image) return NULL;
+    return (b->pristine ? b->pristine : b->image) + MMP_GUARD_BYTES;
+}
 void *mmp_buffer_kernel_ptr(mmp_buffer *b);
 /* Create this process's CUDA context for the case's device now (a kernel's forked child,
  * before its first case); its milliseconds, 0 for host kernels or without a device. */

@@ -34,12 +34,6 @@
 #define C_NORM 2.0
 #define MAX_MODEL_WORK (1ll << 27)
 
-static const void *pristine(const mmp_buffer *b)
-{
-    if (!b || !b->image) return NULL;
-    return (b->pristine ? b->pristine : b->image) + MMP_GUARD_BYTES;
-}
-
 static void say(mmp_case_result *r, const char *fmt, const char *part)
 {
     size_t used = strlen(r->message);
@@ -86,7 +80,7 @@ int64_t mmp_check_narrow(mmp_case_result *r, unsigned char *bad, double *worst_r
         say(r, "%snarrow: %s", part);
         return -1;
     }
-    mmp_model_ref_input mi = {pristine(&ops[0]), pristine(&ops[1]), pristine(&ops[2]),
+    mmp_model_ref_input mi = {mmp_buffer_filled(&ops[0]), mmp_buffer_filled(&ops[1]), mmp_buffer_filled(&ops[2]),
                               (mmp_format)k->a_format, (mmp_format)k->b_format, (mmp_format)k->c_format,
                               c->la, c->lb, c->lc, c->lda, c->ldb, c->ldc, c->m, c->n, c->k,
                               c->alpha, ops[2].image ? c->beta : 0.0, &p};
