@@ -207,7 +207,9 @@ int mmp_check_rounding(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref
  *       kernel may lose below the hardware's alignment floor: every aligned term keeps its bits
  *       down to 2^(floor - p_acc + 1) (floor -133 for fp32 accumulation, -21 for fp16, as the
  *       H200 probes measured; an accumulator's emin otherwise), so at most (K + 1) such units
- *       are lost, plus one subnormal unit of the output's own rounding; or
+ *       are lost, plus one subnormal unit of the output's own rounding, and larger than what the
+ *       accumulation's own rounding may cancel to (K + 2) 2^(1 - p_acc) |A||B|_ij: a sum of
+ *       well-scaled terms may round to an exact 0 that is no flush; or
  *   (b) every non-zero product has a subnormal factor (sub_abs = S) and there is no C: the
  *       subnormal inputs were treated as zero.
  * Marks them in flushed (M x N) and returns their count. */
@@ -232,7 +234,8 @@ int64_t mmp_check_flush(mmp_case_result *r, unsigned char *flushed, const mmp_ca
             double w = ref->exact[x];
             double g = mmp_format_load(got, mmp_gemm_index(c->ld, c->ldd, i, j), df);
             if (g != 0 || w == 0 || !isfinite(w)) continue;
-            int sub_out = fabs(w) < dfi->min_normal && fabs(w) > lost;
+            double cancel = ref->absdot ? ((double)c->k + 2) * ldexp(ref->absdot[x], 1 - pacc) : INFINITY;
+            int sub_out = fabs(w) < dfi->min_normal && fabs(w) > lost + cancel;
             int daz = sub_abs && ref->absdot && sub_abs[x] > 0 && !(c->beta != 0 && k->reads_c) &&
                       ref->absdot[x] - sub_abs[x] <= 1e-9 * ref->absdot[x] && fabs(w) > lost;
             if (!sub_out && !daz) continue;

@@ -11,6 +11,7 @@
 #include "mmaprobe/registry.h"
 #include "mmaprobe/runner.h"
 #include "tests/check_main.h"
+#include "suites/runner_internal.h"
 
 static const char *const controls[] = {
     "host_tcm_bf16_f32", "host_tcm_bf16_f32_splitk", "host_tcm_f16_f32", "host_tcm_f16_f16",
@@ -153,6 +154,38 @@ START_TEST(test_subnormal_excess_value)
 }
 END_TEST
 
+/* An exact 0 from a kernel whose sum cancels: fp16 output, reference -2.18e-5 (a subnormal)
+ * from terms of |A||B| = 8 is within what fp16 or fp32 accumulation may round to 0: no
+ * flushed-subnormal. The same value from terms of that size alone (|A||B| = 2.2e-5: nothing
+ * to cancel) is a flush. */
+START_TEST(test_flush_needs_more_than_cancellation)
+{
+    const mmp_kernel_desc *k0 = mmp_registry_find("host_f16_f16", MMP_REGISTRY_ALL);
+    ck_assert(k0 != NULL);
+    static const int accs[] = {MMP_FORMAT_FP16, MMP_FORMAT_FP32};
+    for (int t = 0; t < 2; t++) {
+        mmp_kernel_desc kd = *k0;   /* fp16 output; fp16, then fp32 accumulation */
+        kd.acc_format = accs[t];
+        mmp_case c;
+        mmp_case_init(&c, &kd, 1, 1, 32, MMP_DIST_UNIFORM, 1);
+        double exact = -0x1.6ep-16, absdot[2] = {8.0, 0x1.7p-16};
+        uint16_t got = 0;   /* fp16 +0 */
+        for (int v = 0; v < 2; v++) {
+            mmp_ref ref;
+            memset(&ref, 0, sizeof ref);
+            ref.exact = &exact;
+            ref.absdot = &absdot[v];
+            mmp_case_result r;
+            memset(&r, 0, sizeof r);
+            unsigned char flushed = 0;
+            int64_t n = mmp_check_flush(&r, &flushed, &c, &ref, &got, NULL);
+            ck_assert_msg(n == v && flushed == v, "acc %s |A||B| %g: %lld flagged", mmp_format_name(accs[t]), absdot[v],
+                          (long long)n);
+        }
+    }
+}
+END_TEST
+
 static Suite *tolerance_suite(void)
 {
     Suite *s = suite_create("tolerance");
@@ -163,6 +196,7 @@ static Suite *tolerance_suite(void)
     tcase_add_test(tc, test_rounding_no_false_positive);
     tcase_add_test(tc, test_infinite_bound_is_nan);
     tcase_add_test(tc, test_subnormal_excess_value);
+    tcase_add_test(tc, test_flush_needs_more_than_cancellation);
     suite_add_tcase(s, tc);
     return s;
 }
