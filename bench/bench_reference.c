@@ -6,7 +6,9 @@
  *                              [--threads T] [--mpfr-full-max N] [--mpfr-rows R]
  *                              [--gpu] [--sample S] [--naive-size N] [--seed S]
  *                              [--operands-on-device] [--device-version V] [--compare-cpu]
- *   For each size n (an n x n x n GEMM of uniform random values in [-1, 1]):
+ *                              [--dist uniform|wide|special|cancel|onehot|normal|exact]
+ *   For each size n (an n x n x n GEMM of uniform random values in [-1, 1], or with --dist the
+ *   values a suite case of a kernel with these formats gets: mmp_case_fill):
  *   1. the certified path (CPU, or --gpu: the device path, timed against cuBLAS DGEMM at the
  *      same size in the same process), with its stage times and n_mpfr;
  *   2. the naive MPFR reference: the whole product when n <= --mpfr-full-max, else its first
@@ -39,6 +41,7 @@
 
 #include "mmaprobe/core.h"
 #include "mmaprobe/reference.h"
+#include "mmaprobe/runner.h"
 #include "reference/ref_internal.h"
 
 static uint64_t rs = 88172645463325252ull;   /* --seed */
@@ -58,6 +61,25 @@ static void *make(mmp_format f, int64_t rows, int64_t cols)
         if (!fi->is_float) x = floor(x * (fi->max_finite + 1));
         mmp_format_store(p, i, x, f, MMP_ROUND_NEAREST_EVEN, 1);
     }
+    return p;
+}
+
+/* --dist: operands from a suite distribution, as the runner fills a case of a kernel with these
+ * formats (mmp_case_fill), instead of make()'s uniform values */
+static int have_dist;
+static mmp_dist dist;
+static mmp_kernel_desc dist_kernel;
+
+static void *make_operand(int mat, mmp_format f, int64_t n, int col, uint64_t seed)
+{
+    if (!have_dist) return make(f, n, n);
+    mmp_case c;
+    mmp_case_init(&c, &dist_kernel, n, n, n, dist, seed);
+    if (col) c.la = c.lb = MMP_LAYOUT_COL;
+    c.lda = c.ldb = c.ldc = c.ldd = 0;
+    mmp_case_finish(&c);
+    void *p = malloc(mmp_format_bytes(f, (size_t)n * n));
+    if (p && mmp_case_fill(p, &c, mat) != MMP_STATUS_OK) { free(p); p = NULL; }
     return p;
 }
 
@@ -121,18 +143,25 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--a")) st = mmp_format_from_name(&fa, v);
         else if (!strcmp(argv[i], "--b")) st = mmp_format_from_name(&fb, v);
         else if (!strcmp(argv[i], "--d")) st = mmp_format_from_name(&fd, v);
+        else if (!strcmp(argv[i], "--dist")) { st = mmp_dist_from_name(&dist, v); have_dist = 1; }
         else { fprintf(stderr, "bench_reference: unknown option %s (see the top of bench/bench_reference.c)\n", argv[i]); return 2; }
         if (st != MMP_STATUS_OK) { fprintf(stderr, "bench_reference: %s\n", mmp_error_last()); return 2; }
         i++;
     }
     uint64_t seed = rs;
     mmp_rng_stream_init(&rng, seed, mmp_rng_hash("bench_reference"));
+    int wide64 = fa == MMP_FORMAT_FP64 || fb == MMP_FORMAT_FP64 || fd == MMP_FORMAT_FP64;
+    dist_kernel = (mmp_kernel_desc){.name = "bench_reference", .a_format = fa, .b_format = fb, .c_format = fd,
+                                    .d_format = fd, .acc_format = wide64 ? MMP_FORMAT_FP64 : MMP_FORMAT_FP32,
+                                    .mul_format = -1, .layouts_a = MMP_LAYOUTS_ANY, .layouts_b = MMP_LAYOUTS_ANY,
+                                    .layouts_d = MMP_LAYOUTS_ROW};
     mmp_env env;
     mmp_env_capture(&env, -1, seed, argc, argv);   /* queries CUDA in a child process */
     mmp_env_print(stdout, &env, "# ");
     int nthreads = mmp_parallel_threads(threads);
-    printf("# bench_reference: %s x %s -> %s, host threads %d, seed %" PRIu64 ", BLAS %s\n",
-           mmp_format_name(fa), mmp_format_name(fb), mmp_format_name(fd), nthreads, seed, mmp_ref_blas_name());
+    printf("# bench_reference: %s x %s -> %s, %s data, host threads %d, seed %" PRIu64 ", BLAS %s\n",
+           mmp_format_name(fa), mmp_format_name(fb), mmp_format_name(fd), have_dist ? mmp_dist_name(dist) : "uniform",
+           nthreads, seed, mmp_ref_blas_name());
     int64_t disagreements = 0;
     if (gpu) {   /* the CUDA context, cuBLAS and the kernels' modules, once (the runner's child
                     has them before its reference too): untimed, printed */
@@ -158,7 +187,8 @@ int main(int argc, char **argv)
         mmp_gemm_init(&g, fa, fb, fd, fd, n, n, n);
         g.alpha = alpha; g.beta = beta;
         if (col) { g.la = g.lb = MMP_LAYOUT_COL; }
-        void *a = make(fa, n, n), *b = make(fb, n, n), *c = beta != 0.0 ? make(fd, n, n) : NULL;
+        void *a = make_operand(0, fa, n, col, seed), *b = make_operand(1, fb, n, col, seed);
+        void *c = beta != 0.0 ? make_operand(2, fd, n, 0, seed) : NULL;
         if (!a || !b || (beta != 0.0 && !c)) { fprintf(stderr, "bench_reference: out of memory at %lld\n", (long long)n); return 3; }
         printf("\n## %lld x %lld x %lld\n", (long long)n, (long long)n, (long long)n);
         mmp_ref_options o;
@@ -189,6 +219,9 @@ int main(int argc, char **argv)
                gpu ? "gpu" : "cpu", !gpu ? "" : r.split.version == 2 ? " v2" : " v1", r.time.total_s, r.time.convert_s, r.time.gemm_s, r.time.combine_s,
                r.time.mpfr_s, (long long)r.n_mpfr, (long long)(n * n), r.slices_a, r.slices_b, r.slice_bits,
                (long long)r.n_gemms);
+        printf("open after the bound: dot stage %lld in %.3f s, exact evaluator %lld in %.3f s, mpfr %lld "
+               "(%.2e of the elements past the dot stage)\n", (long long)r.split.n_dot, r.split.dot_s,
+               (long long)r.n_exact, r.time.exact_s, (long long)r.n_mpfr, (double)(r.n_exact + r.n_mpfr) / (double)(n * n));
         if (gpu) {
             printf("device memory: %.2f GB at most in use (operands %.2f GB in binary64)\n",
                    r.device_peak_bytes / 1e9, (double)(2 * n * n) * 8 / 1e9);

@@ -5,7 +5,7 @@
 #   CPU:  bash bench/bench_reference_dists.sh build/mmaprobe host_tc_bf16_f32 512,1024
 #   GPU:  bash bench/bench_reference_dists.sh build-h200/mmaprobe cublas_bf16_f32 4096,8192
 # Prints, per size and distribution: the reference's milliseconds, the ratio to uniform, the
-# elements decided by the exact evaluator and by MPFR. Writes OUT_DIR/refdist-KERNEL.{json,txt}.
+# elements decided by the dot stage, the exact evaluator and MPFR. Writes OUT_DIR/refdist-KERNEL.{json,txt}.
 set -euo pipefail
 mmp=${1:-build/mmaprobe}
 kernel=${2:-host_tc_bf16_f32}
@@ -28,11 +28,11 @@ print(f"# {env.get('gpu', '?')}  blas: {env.get('blas', '?')}  git {env.get('git
 rows = {}
 for c in run["cases"]:
     rows.setdefault((c["m"], c["n"], c["k"]), []).append(c)
-print(f"{'shape':>16} {'dist':>8} {'verdict':>7} {'ref ms':>10} {'x uniform':>9} {'exact':>10} {'mpfr':>8}")
+print(f"{'shape':>16} {'dist':>8} {'verdict':>7} {'ref ms':>10} {'x uniform':>9} {'dot':>10} {'exact':>10} {'mpfr':>8}")
 for shape, cs in rows.items():
     uni = next((c.get("time_reference_ms", 0) for c in cs if c["dist"] == "uniform"), 0) or float("nan")
     for c in cs:
         t = c.get("time_reference_ms", 0)
         print(f"{'x'.join(map(str, shape)):>16} {c['dist']:>8} {c['verdict']:>7} {t:10.1f} {t / uni:9.2f} "
-              f"{c.get('n_exact', 0):>10} {c.get('n_mpfr', 0):>8}")
+              f"{c.get('n_dot', 0):>10} {c.get('n_exact', 0):>10} {c.get('n_mpfr', 0):>8}")
 PY

@@ -1,13 +1,14 @@
 /* ref_cert_finish.c — the host end of the certified paths (CPU and CUDA): the remainder terms
  * (step 5 of ref_certified.c: exact when sparse, else a bound), alpha/beta (ref_finish), the
  * rounding decisions (ref_decide); elements with a NaN/Inf product from those products alone
- * (ref_special_element), and whatever the bound left open by the exact evaluator (ref_exact.c),
+ * (ref_special_element); whatever the bound left open by the dot stage (ref_v2.h: each element's
+ * dot product as an error-tracked double-double sum), then the exact evaluator (ref_exact.c),
  * MPFR only for what that declines. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref_internal.h"
+#include "ref_v2.h"
 
 /* x y added exactly (ref_acc_prod, ref_internal.h) */
 static void acc_prod(ref_cert *c, size_t at, double x, double y)
@@ -78,6 +79,107 @@ static void decide_rows(void *ctx, int64_t b, int64_t e, int tid)
         }
 }
 
+#if defined(__GNUC__)
+typedef double v2d __attribute__((vector_size(16)));
+typedef long long v2l __attribute__((vector_size(16)));
+/* ref_acc on two lanes at once (the same operations, so the same exactness) */
+#define ACC2(h, l, e, x)                                                                        \
+    do {                                                                                        \
+        v2d s_ = (h) + (x), bp_ = s_ - (h), d_ = ((h) - (s_ - bp_)) + ((x) - bp_);              \
+        v2d nl_ = (l) + d_, bq_ = nl_ - (l), d2_ = ((l) - (nl_ - bq_)) + (d_ - bq_);            \
+        (h) = s_; (l) = nl_; (e) += (v2d)((v2l)d2_ & absmask);                                 \
+    } while (0)
+#endif
+
+/* The dot stage's state of one element on a host thread. Exact products: blocks of four
+ * products that are all finite and nonzero (nearly every block) go to four independent
+ * double-double chains (two-lane vectors where the compiler has them), any other block and the
+ * tail to a scalar state through ref_v2_dot_add; the chains merge into it at the end (partial
+ * sums of disjoint products: ref_v2_dot_merge). */
+static void dot_element(ref_v2_dot *out, const double *a, const double *b, int64_t K, int exact, int ints)
+{
+    ref_v2_dot_init(out, K);
+    int64_t q = 0;
+#if defined(__GNUC__)
+    if (exact) {
+        const v2l absmask = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
+        const v2d big = {0x1.fffffffffffffp+1023, 0x1.fffffffffffffp+1023}, zero = {0.0, 0.0};
+        v2d h0 = zero, h1 = zero, l0 = zero, l1 = zero, e0 = zero, e1 = zero;
+        int any = 0;
+        for (; q + 4 <= K; q += 4) {
+            v2d x0, x1, y0, y1;
+            memcpy(&x0, a + q, 16); memcpy(&x1, a + q + 2, 16);
+            memcpy(&y0, b + q, 16); memcpy(&y1, b + q + 2, 16);
+            v2d p0 = x0 * y0, p1 = x1 * y1;
+            v2d m0 = (v2d)((v2l)p0 & absmask), m1 = (v2d)((v2l)p1 & absmask);
+            v2l ok = (m0 <= big) & (m0 != zero) & (m1 <= big) & (m1 != zero);
+            if (ok[0] && ok[1]) {
+                ACC2(h0, l0, e0, p0);
+                ACC2(h1, l1, e1, p1);
+                any = 1;
+            } else {
+                for (int t = 0; t < 4; t++) ref_v2_dot_add(out, a[q + t], b[q + t], exact, ints);
+            }
+        }
+        if (any) {
+            double hs[4] = {h0[0], h0[1], h1[0], h1[1]}, ls[4] = {l0[0], l0[1], l1[0], l1[1]};
+            double es[4] = {e0[0], e0[1], e1[0], e1[1]};
+            for (int t = 0; t < 4; t++) {
+                ref_v2_dot lane = {hs[t], ls[t], es[t], REF_CLS_FINITE, 0};
+                ref_v2_dot_merge(out, &lane);
+            }
+        }
+    }
+#endif
+    for (; q < K; q++) ref_v2_dot_add(out, a[q], b[q], exact, ints);
+}
+
+typedef struct {
+    mmp_ref_result *r;
+    const ref_data *d;
+    const int64_t *idx;
+    unsigned char *done;
+    int exact, ints;
+    ref_fmt fd;
+} dot_job;
+
+static void dot_part(void *ctx, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    dot_job *j = ctx;
+    const ref_data *d = j->d;
+    const mmp_gemm *g = d->g;
+    for (int64_t t = b; t < e; t++) {
+        int64_t x = j->idx[t], i = x / d->n, col = x % d->n;
+        const double *arow = d->a64 + i * d->k, *bcol = d->b64 + col * d->k;
+        ref_v2_dot s;
+        dot_element(&s, arow, bcol, d->k, j->exact, j->ints);
+        double cv = d->c64 ? d->c64[x] : 0.0;
+        j->done[t] = (unsigned char)ref_v2_dot_decide(&j->r->d64[x], &j->r->dout[x], &s, g->alpha, g->beta, cv, &j->fd);
+    }
+}
+
+/* The dot stage for the listed elements; keeps the open ones in idx (in order). */
+static mmp_status dot_list(mmp_ref_result *r, const ref_data *d, int64_t *idx, int64_t *count)
+{
+    if (*count <= 0 || r->i64 || !ref_v2_dot_wanted(d->g)) return MMP_STATUS_OK;
+    unsigned char *done = calloc((size_t)*count, 1);
+    if (!done) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (dot stage)");
+    double t0 = mmp_clock_now();
+    dot_job j = {r, d, idx, done, 0, 0, {0}};
+    ref_v2_dot_flags(&j.exact, &j.ints, d->g);
+    ref_fmt_init(&j.fd, d->g->d);
+    mmp_parallel_for(d->threads > 0 ? d->threads : 1, *count, 16, dot_part, &j);
+    int64_t kept = 0;
+    for (int64_t t = 0; t < *count; t++)
+        if (!done[t]) idx[kept++] = idx[t];
+    r->split.n_dot += *count - kept;
+    r->split.dot_s += mmp_clock_now() - t0;
+    *count = kept;
+    free(done);
+    return MMP_STATUS_OK;
+}
+
 mmp_status ref_cert_finish(ref_cert *c)
 {
     const ref_data *d = c->d;
@@ -110,7 +212,8 @@ mmp_status ref_cert_finish(ref_cert *c)
             for (size_t x = 0; x < total; x++)
                 if (und[x]) idx[t++] = (int64_t)x;
             int64_t left = (int64_t)cnt;
-            st = ref_exact_list(r, d, idx, &left);   /* the exact evaluator; MPFR for the rest */
+            st = dot_list(r, d, idx, &left);
+            if (st == MMP_STATUS_OK) st = ref_exact_list(r, d, idx, &left);   /* exact; MPFR for the rest */
             if (st == MMP_STATUS_OK) st = ref_mpfr_list(r, d, idx, left);
             free(idx);
         }

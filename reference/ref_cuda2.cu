@@ -34,6 +34,13 @@
  *              d64 = RN64(X) and dout = RN_fmt(X) or marks the element undecided. d64 and dout
  *              overwrite h and l in place; undecided indices go to a list (first 2^20; beyond
  *              that the err array holds every flag).
+ *   6b. dot    when elements stay open (data whose entries span a wide exponent range leave most
+ *              of them open: the slices' dropped remainders are bounded per row and column):
+ *              a64, b64 decoded again into the slice planes and v2_dot_kernel recomputes each
+ *              open element's dot product as an error-tracked double-double sum in k order,
+ *              non-finite and exactly-zero sums by class and sign (ref_v2.h); only the tiles
+ *              holding an open element work. The open ones are listed again (split.dot_s,
+ *              split.n_dot; MMP_REF_DOT=0 skips it).
  *   7. |A||B|  (want_absbound) |A|, |B| decoded into the freed slice planes, one more DGEMM,
  *              the bound formula in place (ref_absbound_one, shared with the CPU path).
  *   --- results resident on the device: split.resident_s (stages 1-7, without split.setup_s:
@@ -43,8 +50,9 @@
  *              host threads while the device computes: ref_prefault_start), pinned with cudaHostRegister
  *              for the copy (split.download_s; MMP_REF_PIN=0: pageable copies); the undecided
  *              list (usually empty). Uploads are pinned the same way.
- *   9. MPFR    each undecided element from the native host operands (its row of A and column
- *              of B only: ref_mpfr_native_list); counted in n_mpfr. Nothing is left undecided.
+ *   9. exact   each element still open from the native host operands (its row of A and column
+ *              of B only: ref_mpfr_native_list): the exact evaluator (n_exact), MPFR for what it
+ *              declines (n_mpfr). Nothing is left undecided.
  * Device memory at 8192^3, fp32, 2 x 2 slices: native A, B 0.5 GB + slices 2 GB + a64, b64
  * 1 GB while slicing (freed before the state) + product 0.5 GB + state 1.5 GB: peak 4.5 GB;
  * bf16 with 1 x 1 slice about 3 GB.
@@ -69,6 +77,7 @@ typedef struct {
     double *suma, *sumb, *mfa, *mla, *mfb, *mlb;   /* sums; remainder maxima (full, last) */
     double *ra_max, *a_sum, *rb_max, *b_sum;
     int64_t *ra_ptr, *rb_ptr, *n_und, *und;
+    unsigned long long *n_dot;              /* elements the dot stage decided */
     int *ra_k, *rb_k;
     double *ra_v, *rb_v;
     cublasHandle_t blas;
@@ -101,6 +110,7 @@ static void dev_free(v2_dev *g)
     DFREE(g->sumb); DFREE(g->mfa); DFREE(g->mla); DFREE(g->mfb); DFREE(g->mlb); DFREE(g->ra_max);
     DFREE(g->a_sum); DFREE(g->rb_max); DFREE(g->b_sum); DFREE(g->ra_ptr); DFREE(g->rb_ptr); DFREE(g->n_und);
     DFREE(g->und); DFREE(g->ra_k); DFREE(g->rb_k); DFREE(g->ra_v); DFREE(g->rb_v);
+    DFREE(g->n_dot);
     if (g->blas) cublasDestroy(g->blas);
     g->blas = NULL;
 }
@@ -241,6 +251,35 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
     return MMP_STATUS_OK;
 }
 
+/* Stage 6b, the dot stage, when the finish left elements open: a64, b64 decoded again into the
+ * slice planes (sa, sb >= 1: room for them; stage 7 overwrites them later), v2_dot_kernel over
+ * the tiles with an open element, and the open ones listed again. */
+static mmp_status dot_stage(mmp_ref_result *r, v2_dev *g, const mmp_gemm *gm, const ref_v2_args *f)
+{
+    int64_t open = 0, m = gm->m, n = gm->n, k = gm->k;
+    MMP_TRY(down(&open, g->n_und, 1));
+    int64_t gy = (m + DOT_T - 1) / DOT_T, gx = (n + DOT_T - 1) / DOT_T;
+    if (open == 0 || !ref_v2_dot_wanted(gm) || gy > 65535 || gx > INT32_MAX) return MMP_STATUS_OK;
+    double t1 = mmp_clock_now();
+    size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
+    v2_decode_kernel<<<blocks(mk), 256>>>(g->qa, g->na, f->fa, gm->la, gm->lda, m, k, 1, 0);
+    v2_decode_kernel<<<blocks(kn), 256>>>(g->qb, g->nb, f->fb, gm->lb, gm->ldb, k, n, 0, 0);
+    int exact, ints;
+    ref_v2_dot_flags(&exact, &ints, gm);
+    unsigned long long decided = 0;
+    MMP_TRY(dalloc(g, &g->n_dot, 1));
+    MMP_CUDA_CHECK(cudaMemset(g->n_dot, 0, sizeof *g->n_dot));
+    dim3 grid((unsigned)gx, (unsigned)gy);
+    if (exact) v2_dot_kernel<1><<<grid, DOT_T * DOT_T>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->n_dot);
+    else v2_dot_kernel<0><<<grid, DOT_T * DOT_T>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->n_dot);
+    MMP_CUDA_CHECK(cudaMemset(g->n_und, 0, sizeof(int64_t)));
+    v2_collect_kernel<<<blocks(mn), 256>>>(g->err, (int64_t)mn, g->n_und, g->und, UNDECIDED_CAP);
+    MMP_TRY(sync_add(&r->split.dot_s, t1));
+    MMP_TRY(down(&decided, g->n_dot, 1));
+    r->split.n_dot = (int64_t)decided;
+    return MMP_STATUS_OK;
+}
+
 /* Stages 1-8; the undecided indices come back in *und (malloc'ed), their number in *n_und. */
 static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const void *a, const void *b,
                              const void *c, const mmp_gemm *gm, const mmp_ref_options *o, int64_t **und,
@@ -326,6 +365,7 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     fa2.ra_max = g->ra_max; fa2.a_sum = g->a_sum; fa2.rb_max = g->rb_max; fa2.b_sum = g->b_sum;
     v2_finish_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, fa2, g->n_und, g->und, UNDECIDED_CAP);
     MMP_TRY(sync_add(&r->split.finish_s, t1));
+    MMP_TRY(dot_stage(r, g, gm, &fa2));
     if (r->absbound) {   /* stage 7, in the slice planes (sa, sb >= 1: room for |A|, |B|) */
         t1 = mmp_clock_now();
         v2_decode_kernel<<<blocks(mk), 256>>>(g->qa, g->na, fa, gm->la, gm->lda, m, k, 1, 1);

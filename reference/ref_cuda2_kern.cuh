@@ -125,6 +125,55 @@ __global__ void v2_finish_kernel(double *h, double *l, double *err, ref_v2_args 
     }
 }
 
+/* The dot stage (ref_v2.h) for every open element (err != 0) of a DOT_T x DOT_T tile of D:
+ * blocks of DOT_T^2 threads, one element each; a block whose tile has no open element returns
+ * at once. Rows of a64 (row-major M x K) and columns of b64 (column-major K x N) pass through
+ * shared memory DOT_KT entries at a time; each thread adds its products in k order. Decided
+ * elements get h, l = d64, dout and err = 0. Grid: (ceil(N / DOT_T), ceil(M / DOT_T)). */
+#define DOT_T 16
+#define DOT_KT 32
+template <int EXACT>
+__global__ void v2_dot_kernel(double *h, double *l, double *err, const double *a64, const double *b64, ref_v2_args f,
+                              int int_inputs, unsigned long long *n_dot)
+{
+    __shared__ double as[DOT_T][DOT_KT + 1], bs[DOT_T][DOT_KT + 1];
+    int tx = threadIdx.x % DOT_T, ty = threadIdx.x / DOT_T;
+    int64_t i0 = (int64_t)blockIdx.y * DOT_T, j0 = (int64_t)blockIdx.x * DOT_T;
+    int64_t i = i0 + ty, j = j0 + tx, x = i * f.n + j;
+    int open = i < f.m && j < f.n && err[x] != 0.0;
+    if (!__syncthreads_or(open)) return;
+    ref_v2_dot s;
+    ref_v2_dot_init(&s, f.k);
+    for (int64_t k0 = 0; k0 < f.k; k0 += DOT_KT) {
+        int kt = f.k - k0 < DOT_KT ? (int)(f.k - k0) : DOT_KT;
+        for (int t = threadIdx.x; t < DOT_T * DOT_KT; t += DOT_T * DOT_T) {
+            int r = t / DOT_KT, q = t % DOT_KT;
+            as[r][q] = i0 + r < f.m && q < kt ? a64[(i0 + r) * f.k + k0 + q] : 0.0;
+            bs[r][q] = j0 + r < f.n && q < kt ? b64[(j0 + r) * f.k + k0 + q] : 0.0;
+        }
+        __syncthreads();
+        for (int q = 0; q < kt; q++) ref_v2_dot_add(&s, as[ty][q], bs[tx][q], EXACT, int_inputs);
+        __syncthreads();
+    }
+    if (!open) return;
+    double cv = f.beta != 0.0 ? ref_fmt_load(f.c, ref_index(f.lc, f.ldc, i, j), &f.fc) : 0.0;
+    double d64, dout;
+    if (ref_v2_dot_decide(&d64, &dout, &s, f.alpha, f.beta, cv, &f.fd)) {
+        h[x] = d64; l[x] = dout; err[x] = 0.0;
+        atomicAdd(n_dot, 1ull);
+    }
+}
+
+/* The open elements (err != 0) after the dot stage: the first cap into und, all counted. */
+__global__ void v2_collect_kernel(const double *err, int64_t mn, int64_t *n_und, int64_t *und, int64_t cap)
+{
+    int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (x < mn && err[x] != 0.0) {
+        unsigned long long pos = atomicAdd((unsigned long long *)n_und, 1ull);
+        if ((int64_t)pos < cap) und[pos] = x;
+    }
+}
+
 /* ab <- the metrics' bound, in place (row-major M x N). */
 __global__ void v2_absbound_kernel(double *ab, ref_v2_args f)
 {

@@ -181,38 +181,6 @@ static double acc_round(longacc *a, int *ternary, int *zero)
     return negative ? -mag : mag;
 }
 
-typedef enum { CLS_FINITE, CLS_PINF, CLS_NINF, CLS_NAN } cls;
-
-
-static cls cls_mul(double x, double y)   /* the class of x * y (MPFR's rules) */
-{
-    if (isnan(x) || isnan(y)) return CLS_NAN;
-    if (isinf(x) || isinf(y)) {
-        if (x == 0.0 || y == 0.0) return CLS_NAN;
-        return (signbit(x) != signbit(y)) ? CLS_NINF : CLS_PINF;
-    }
-    return CLS_FINITE;
-}
-
-static cls cls_add(cls x, cls y)
-{
-    if (x == CLS_NAN || y == CLS_NAN) return CLS_NAN;
-    if (x == CLS_FINITE) return y;
-    if (y == CLS_FINITE) return x;
-    return x == y ? x : CLS_NAN;
-}
-
-static cls cls_scale(double alpha, cls s, int s_is_zero)   /* alpha * S */
-{
-    if (isnan(alpha) || s == CLS_NAN) return CLS_NAN;
-    if (s == CLS_FINITE) {
-        if (!isinf(alpha)) return CLS_FINITE;
-        return s_is_zero ? CLS_NAN : CLS_FINITE;   /* finite nonzero S: the sign is decided below */
-    }
-    if (alpha == 0.0) return CLS_NAN;
-    return (signbit(alpha) != 0) == (s == CLS_NINF) ? CLS_PINF : CLS_NINF;
-}
-
 int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, int64_t j)
 {
     const mmp_gemm *g = d->g;
@@ -232,18 +200,18 @@ int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, i
     if (use_alpha) decompose(alpha, &ma, &ealpha);
     longacc acc;
     acc_clear(&acc);
-    cls s = CLS_FINITE;
+    int s = REF_CLS_FINITE;
     int all_neg_zero = K > 0;
     for (int64_t k = 0; k < K; k++) {
         double x = arow[k], y = bcol[k];
-        cls c = cls_mul(x, y);
-        if (c != CLS_FINITE) { s = cls_add(s, c); all_neg_zero = 0; continue; }
+        int c = ref_cls_mul(x, y);
+        if (c != REF_CLS_FINITE) { s = ref_cls_add(s, c); all_neg_zero = 0; continue; }
         if (x == 0.0 || y == 0.0) {
             if (int_inputs || signbit(x) == signbit(y)) all_neg_zero = 0;
             continue;
         }
         all_neg_zero = 0;
-        if (s != CLS_FINITE) continue;   /* the value is no longer finite: skip the arithmetic */
+        if (s != REF_CLS_FINITE) continue;   /* the value is no longer finite: skip the arithmetic */
         uint64_t mx, my, p0, p1, p2 = 0;
         int ex, ey;
         decompose(x, &mx, &ex);
@@ -263,25 +231,25 @@ int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, i
     /* Is S an exact zero (and its sign: -0 only when every product is -0, as mpfr_sum), and
      * S's sign otherwise (the accumulator holds alpha S when use_alpha). */
     int s_zero = 0, acc_neg = 0;
-    if (s == CLS_FINITE) {
+    if (s == REF_CLS_FINITE) {
         acc_settle(&acc);
         acc_neg = (int)(acc.w[NLIMB - 1] >> 63);   /* two's complement sign (S may round to -0) */
         s_zero = 1;
         for (int l = 0; l < NLIMB && s_zero; l++) s_zero = acc.w[l] == 0;
     }
-    cls x = s;
+    int x = s;
     int x_neg_zero = all_neg_zero;   /* X's sign when X is an exact zero */
     if (scaled) {
-        x = cls_scale(alpha, s, s_zero);
+        x = ref_cls_scale(alpha, s, s_zero);
         int s_neg = s_zero ? all_neg_zero : (use_alpha ? acc_neg != (signbit(alpha) != 0) : acc_neg);
-        if (x == CLS_FINITE && isinf(alpha) && !s_zero)   /* Inf times a finite nonzero S */
-            x = (signbit(alpha) != 0) == s_neg ? CLS_PINF : CLS_NINF;
-        if (x == CLS_FINITE && alpha == 0.0) acc_clear(&acc);   /* 0 S: a signed zero */
+        if (x == REF_CLS_FINITE && isinf(alpha) && !s_zero)   /* Inf times a finite nonzero S */
+            x = (signbit(alpha) != 0) == s_neg ? REF_CLS_PINF : REF_CLS_NINF;
+        if (x == REF_CLS_FINITE && alpha == 0.0) acc_clear(&acc);   /* 0 S: a signed zero */
         x_neg_zero = s_neg != (signbit(alpha) != 0);   /* sign of alpha S (used when it is 0) */
         if (g->beta != 0.0) {
             double c = d->c64[i * d->n + j], beta = g->beta;
-            x = cls_add(x, cls_mul(beta, c));
-            if (x == CLS_FINITE) {
+            x = ref_cls_add(x, ref_cls_mul(beta, c));
+            if (x == REF_CLS_FINITE) {
                 if (c == 0.0) {
                     x_neg_zero = x_neg_zero && (signbit(beta) != signbit(c));   /* +0 unless both -0 */
                 } else {
@@ -298,7 +266,7 @@ int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, i
     }
     double r;
     int t = 0;
-    if (x != CLS_FINITE) r = x == CLS_NAN ? NAN : (x == CLS_PINF ? INFINITY : -INFINITY);
+    if (x != REF_CLS_FINITE) r = x == REF_CLS_NAN ? NAN : (x == REF_CLS_PINF ? INFINITY : -INFINITY);
     else {
         int z;
         acc_settle(&acc);
@@ -357,24 +325,24 @@ int ref_special_element(double *d64, double *dout, const ref_special *sp, const 
     const mmp_gemm *g = d->g;
     int64_t K = d->k;
     const double *arow = d->a64 + i * K, *bcol = d->b64 + j * K;
-    cls s = CLS_FINITE;
+    int s = REF_CLS_FINITE;
     for (int64_t q = sp->a_ptr[i]; q < sp->a_ptr[i + 1]; q++) {
         int64_t k = sp->a_k[q];
-        s = cls_add(s, cls_mul(arow[k], bcol[k]));
+        s = ref_cls_add(s, ref_cls_mul(arow[k], bcol[k]));
     }
     for (int64_t q = sp->b_ptr[j]; q < sp->b_ptr[j + 1]; q++) {
         int64_t k = sp->b_k[q];
         if (!isfinite(arow[k])) continue;   /* that product was counted with the row */
-        s = cls_add(s, cls_mul(arow[k], bcol[k]));
+        s = ref_cls_add(s, ref_cls_mul(arow[k], bcol[k]));
     }
-    if (s == CLS_FINITE) return 0;
-    cls x = s;
+    if (s == REF_CLS_FINITE) return 0;
+    int x = s;
     if (g->alpha != 1.0 || g->beta != 0.0) {
-        x = cls_scale(g->alpha, s, 0);
-        if (g->beta != 0.0) x = cls_add(x, cls_mul(g->beta, d->c64[i * d->n + j]));
+        x = ref_cls_scale(g->alpha, s, 0);
+        if (g->beta != 0.0) x = ref_cls_add(x, ref_cls_mul(g->beta, d->c64[i * d->n + j]));
     }
-    if (x == CLS_FINITE) return 0;
-    *d64 = x == CLS_NAN ? NAN : (x == CLS_PINF ? INFINITY : -INFINITY);
+    if (x == REF_CLS_FINITE) return 0;
+    *d64 = x == REF_CLS_NAN ? NAN : (x == REF_CLS_PINF ? INFINITY : -INFINITY);
     *dout = mmp_ref_round_out(*d64, 0, g->d);
     return 1;
 }

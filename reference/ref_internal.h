@@ -222,6 +222,39 @@ REF_HD void ref_acc_prod(double *h, double *l, double *err, double x, double y)
     if (!ref_prod_err_exact(x, y, p)) *err += 0x1p-1073;
 }
 
+/* The class of a sum's value under MPFR's rules for special values (host and device): a NaN
+ * operand or 0 x Inf makes a NaN product; +Inf plus -Inf is NaN. */
+enum { REF_CLS_FINITE, REF_CLS_PINF, REF_CLS_NINF, REF_CLS_NAN };
+
+REF_HD int ref_cls_mul(double x, double y)   /* the class of x * y */
+{
+    if (isnan(x) || isnan(y)) return REF_CLS_NAN;
+    if (isinf(x) || isinf(y)) {
+        if (x == 0.0 || y == 0.0) return REF_CLS_NAN;
+        return (signbit(x) != signbit(y)) ? REF_CLS_NINF : REF_CLS_PINF;
+    }
+    return REF_CLS_FINITE;
+}
+
+REF_HD int ref_cls_add(int x, int y)
+{
+    if (x == REF_CLS_NAN || y == REF_CLS_NAN) return REF_CLS_NAN;
+    if (x == REF_CLS_FINITE) return y;
+    if (y == REF_CLS_FINITE) return x;
+    return x == y ? x : REF_CLS_NAN;
+}
+
+REF_HD int ref_cls_scale(double alpha, int s, int s_is_zero)   /* alpha * S */
+{
+    if (isnan(alpha) || s == REF_CLS_NAN) return REF_CLS_NAN;
+    if (s == REF_CLS_FINITE) {
+        if (!isinf(alpha)) return REF_CLS_FINITE;
+        return s_is_zero ? REF_CLS_NAN : REF_CLS_FINITE;   /* finite nonzero S: its sign decides */
+    }
+    if (alpha == 0.0) return REF_CLS_NAN;
+    return (signbit(alpha) != 0) == (s == REF_CLS_NINF) ? REF_CLS_PINF : REF_CLS_NINF;
+}
+
 /* mmp_gemm_index for host and device code */
 REF_HD size_t ref_index(int layout, int64_t ld, int64_t i, int64_t j)
 {

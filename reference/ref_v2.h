@@ -112,6 +112,97 @@ REF_HD double ref_v2_absbound_x(double ab, const ref_v2_args *f, int64_t x)
     return ref_absbound_one(ab, (double)f->k, fabs(f->alpha), f->beta != 0.0 ? fabs(f->beta) : 0.0, cv);
 }
 
+/* ---- the dot stage: an element the finish leaves open, from its row of A and column of B ----
+ * The products a_ik b_kj in k order into an error-tracked double-double (ref_acc: the value is
+ * within h + l +- err), so the uncertainty is about K^2 u^2 sum |a b| instead of the slices'
+ * dropped remainders: it decides nearly every element whose terms span a wide exponent range
+ * (`wide`), and the non-finite and exactly-zero sums (`special`, `onehot`) are decided by class
+ * and sign, by the rules ref_exact.c follows (MPFR's). What it cannot decide stays open. */
+typedef struct ref_v2_dot {
+    double h, l, err;
+    int cls;        /* REF_CLS_* of the sum so far */
+    int neg_zero;   /* every product so far is -0 (the sign of an exact zero sum) */
+} ref_v2_dot;
+
+REF_HD void ref_v2_dot_init(ref_v2_dot *s, int64_t k)
+{
+    s->h = 0.0; s->l = 0.0; s->err = 0.0;
+    s->cls = REF_CLS_FINITE;
+    s->neg_zero = k > 0;
+}
+
+/* s += x y. exact_products: every product of the two formats is a double (significands of at
+ * most 26 bits, exponents inside binary64's range: every format but fp64 and int32); otherwise
+ * TwoProd adds the product's rounding error too. int_inputs: both operands are integers (their
+ * zeros are +0). */
+REF_HD void ref_v2_dot_add(ref_v2_dot *s, double x, double y, int exact_products, int int_inputs)
+{
+    double p = x * y;
+    if (p != 0.0 && fabs(p) <= 0x1.fffffffffffffp+1023) {   /* finite nonzero: x, y are too */
+        s->neg_zero = 0;
+        if (exact_products) ref_acc(&s->h, &s->l, &s->err, p);
+        else ref_acc_prod(&s->h, &s->l, &s->err, x, y);
+        return;
+    }
+    if (!isfinite(p)) {
+        int c = ref_cls_mul(x, y);
+        if (c == REF_CLS_FINITE) s->err = INFINITY;   /* finite operands that overflow: open */
+        else { s->cls = ref_cls_add(s->cls, c); s->neg_zero = 0; }
+        return;
+    }
+    if (x == 0.0 || y == 0.0) {
+        if (int_inputs || signbit(x) == signbit(y)) s->neg_zero = 0;
+        return;
+    }
+    s->neg_zero = 0;
+    if (exact_products) ref_acc(&s->h, &s->l, &s->err, p);
+    else ref_acc_prod(&s->h, &s->l, &s->err, x, y);
+}
+
+/* s += t: two partial sums of disjoint products (host threads keep several per element, so that
+ * the additions' latency overlaps); exact but for the tracked error. */
+REF_HD void ref_v2_dot_merge(ref_v2_dot *s, const ref_v2_dot *t)
+{
+    s->cls = ref_cls_add(s->cls, t->cls);
+    s->neg_zero = s->neg_zero && t->neg_zero;
+    ref_acc(&s->h, &s->l, &s->err, t->h);
+    ref_acc(&s->h, &s->l, &s->err, t->l);
+    s->err += t->err;
+}
+
+/* X = alpha S + beta c from the state: 1 with d64 = RN64(X), dout = RN_fd(X) when certain.
+ * A non-finite S: its class scaled and added by MPFR's rules. An exact zero S (err = 0 and
+ * h = l = 0): a signed zero, +0 unless every product was -0, or beta c alone. Otherwise
+ * ref_finish and ref_decide_hd, as the finish does. Integer outputs stay open. */
+REF_HD int ref_v2_dot_decide(double *d64, double *dout, const ref_v2_dot *s, double alpha, double beta, double cv,
+                             const ref_fmt *fd)
+{
+    if (!fd->is_float) return 0;
+    int use_c = beta != 0.0, scaled = alpha != 1.0 || use_c, x = s->cls;
+    int zero = x == REF_CLS_FINITE && s->err == 0.0 && s->h == 0.0 && s->l == 0.0;
+    if (x != REF_CLS_FINITE) {
+        if (scaled) x = ref_cls_scale(alpha, x, 0);
+    } else if (!isfinite(alpha)) {
+        return 0;   /* Inf or NaN times a finite S: the exact evaluator */
+    }
+    if (use_c) x = ref_cls_add(x, ref_cls_mul(beta, cv));
+    if (x != REF_CLS_FINITE) {
+        *d64 = x == REF_CLS_NAN ? NAN : (x == REF_CLS_PINF ? INFINITY : -INFINITY);
+        *dout = ref_round_out_hd(*d64, 0, fd);
+        return 1;
+    }
+    if (zero && (!use_c || cv == 0.0)) {   /* a signed zero: +0 unless every term is -0 */
+        int neg = scaled ? s->neg_zero != (signbit(alpha) != 0) : s->neg_zero;
+        if (use_c) neg = neg && (signbit(beta) != signbit(cv));
+        *d64 = neg ? -0.0 : 0.0;
+        *dout = ref_round_out_hd(*d64, 0, fd);
+        return 1;
+    }
+    double h = s->h, l = s->l, E = s->err == 0.0 ? 0.0 : s->err * (1.0 + 0x1p-40);
+    ref_finish(&h, &l, &E, alpha, beta, cv, use_c);
+    return ref_decide_hd(d64, dout, h, l, E, fd);
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -120,6 +211,10 @@ void ref_v2_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *
                       int64_t full_b, int64_t last_b);
 /* Step 1 and the remainders of one vector, serially (the kernel computes the same in parallel). */
 void ref_v2_stats_serial(ref_v2_stats *s, const double *v, int64_t len, int beta, int smax);
+/* The dot stage's flags for ref_v2_dot_add; whether it runs (float outputs; MMP_REF_DOT=0 turns
+ * it off, for comparisons). */
+void ref_v2_dot_flags(int *exact_products, int *int_inputs, const mmp_gemm *g);
+int ref_v2_dot_wanted(const mmp_gemm *g);
 mmp_status ref_v2_host_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
                            const mmp_ref_options *o, int threads);
 #ifdef __cplusplus

@@ -30,7 +30,7 @@ static const field case_head[] = {
     FI(C, "lda", lda), FI(C, "ldb", ldb), FI(C, "ldc", ldc), FI(C, "ldd", ldd), FU(C, "seed", seed),
 };
 static const field case_tail[] = {
-    FS(C, "message", message), FS(C, "tolerance", tolerance), FI(C, "n_mpfr", n_mpfr), FI(C, "n_exact", n_exact),
+    FS(C, "message", message), FS(C, "tolerance", tolerance), FI(C, "n_mpfr", n_mpfr), FI(C, "n_exact", n_exact), FI(C, "n_dot", n_dot),
     FI(C, "n_unwritten", n_unwritten), FI(C, "n_guard", n_guard),
     FI(C, "n_input_modified", n_input_modified), FI(C, "n_nondet", n_nondet),
     FD(C, "time_kernel_ms", time_kernel_ms), FD(C, "time_reference_ms", time_reference_ms),

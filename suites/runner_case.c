@@ -260,6 +260,7 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     stage[MMP_STAGE_REFERENCE] = r->time_reference_ms;
     r->n_mpfr = ref.n_mpfr;
     r->n_exact = ref.n_exact;
+    r->n_dot = ref.n_dot;
     if (st != MMP_STATUS_OK) goto done;
     if (k->workspace_bytes) {
         ops.ws_size = k->workspace_bytes(c->m, c->n, c->k);

@@ -108,7 +108,7 @@ mmp_status mmp_buffer_download(mmp_buffer *b); /* image = device copy */
 /* ---- runner_ref.c (reference), runner_check.c (metrics, verdict reasons) ---- */
 typedef struct mmp_ref {
     mmp_ref_result res;            /* owns the arrays below */
-    int64_t n_mpfr, n_exact;
+    int64_t n_mpfr, n_exact, n_dot;
     double *exact;                 /* alpha*sum + beta*c (long double sums), M x N row-major */
     double *absdot;                /* |alpha| sum |a||b| + |beta||c| */
     double *want_out;              /* exact rounded to the output format (nearest even) */

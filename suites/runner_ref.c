@@ -41,6 +41,7 @@ mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_b
     ref->want_out = r->dout;
     ref->n_mpfr = r->n_mpfr;
     ref->n_exact = r->n_exact;
+    ref->n_dot = r->split.n_dot;
     const mmp_format_info *acc = mmp_format_get_info((mmp_format)c->kernel->acc_format);
     ref->int_acc = acc && !acc->is_float;
     return MMP_STATUS_OK;

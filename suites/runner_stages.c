@@ -48,6 +48,29 @@ void mmp_runner_fill_lines(void *ctx, int64_t lo, int64_t hi, int tid)
         }
 }
 
+mmp_status mmp_case_fill(void *dst, const mmp_case *c, int mat)
+{
+    if (!dst || !c || !c->kernel || mat < 0 || mat > 2)
+        return MMP_ERR(MMP_STATUS_INVALID, "case fill: NULL argument or operand %d not A, B or C", mat);
+    const mmp_kernel_desc *k = c->kernel;
+    mmp_buffer b;
+    memset(&b, 0, sizeof b);
+    b.f = (mmp_format)(mat == 0 ? k->a_format : mat == 1 ? k->b_format : k->c_format);
+    b.l = mat == 0 ? c->la : mat == 1 ? c->lb : c->lc;
+    b.ld = mat == 0 ? c->lda : mat == 1 ? c->ldb : c->ldc;
+    b.rows = mat == 1 ? c->k : c->m;
+    b.cols = mat == 0 ? c->k : c->n;
+    b.image = (unsigned char *)dst - MMP_GUARD_BYTES;   /* no guards: mmp_buffer_host(&b) == dst */
+    mmp_dist_ctx x;
+    mmp_dist_ctx_init(&x, c);
+    mmp_runner_fill_job f = {&x, &b, mat};
+    int row = b.l == MMP_LAYOUT_ROW;
+    int64_t outer = row ? b.rows : b.cols, inner = row ? b.cols : b.rows;
+    if (mmp_format_get_info(b.f)->storage_bits < 8) mmp_runner_fill_lines(&f, 0, outer, 0);
+    else mmp_parallel_for(mmp_parallel_threads(0), outer, mmp_runner_line_chunk(inner), mmp_runner_fill_lines, &f);
+    return MMP_STATUS_OK;
+}
+
 int mmp_runner_bits_equal(uint64_t x, uint64_t y, mmp_format f)
 {
     if (x == y) return 1;

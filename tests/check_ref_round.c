@@ -274,6 +274,10 @@ START_TEST(far_entries_both_modes)
 }
 END_TEST
 
+/* Elements the host model's dot stage decided, and those left to the exact evaluator or MPFR,
+ * over the calls of v2_model_agrees in this test. */
+static int64_t v2_dot_total, v2_left_total;
+
 /* The host model of version 2 against pure MPFR: every element, d64 and dout; and the plan
  * (slices, mode) equal to the CPU certified path's (version 1's rules). */
 static void v2_model_agrees(mmp_format fa, mmp_format fb, mmp_format fc, mmp_format fd, gen_kind kind, double far,
@@ -290,6 +294,8 @@ static void v2_model_agrees(mmp_format fa, mmp_format fb, mmp_format fc, mmp_for
     mmp_ref_result rv, rm, rc;
     mmp_ref_result_init(&rv); mmp_ref_result_init(&rm); mmp_ref_result_init(&rc);
     ck_assert_msg(ref_v2_host_run(&rv, p.a, p.b, p.c, &p.g, &o, 2) == MMP_STATUS_OK, "%s", mmp_error_last());
+    v2_dot_total += rv.split.n_dot;
+    v2_left_total += rv.n_exact + rv.n_mpfr;
     ck_assert(mmp_ref_gemm(&rc, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
     o.path = MMP_REF_PATH_MPFR;
     o.want_absbound = 0;
@@ -327,10 +333,28 @@ START_TEST(v2_model_every_kind)
 {
     rs = mmp_check_seed * 1442695040888963407ull + (uint64_t)_i * 7919 + 11;
     static const double alphas[] = {1.0, -0.75, 3.0}, betas[] = {0.0, 1.0, 0.1};
-    for (int kind = GEN_RANDOM; kind <= GEN_SPECIAL; kind++)
+    for (int kind = GEN_RANDOM; kind <= GEN_SPECIAL; kind++) {
+        v2_dot_total = v2_left_total = 0;
         for (int v = 0; v < 3; v++)
             v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, (gen_kind)kind, 0.0,
                             v2_combos[_i].a == MMP_FORMAT_INT8 ? 0.75 : alphas[v], betas[v]);
+        /* wide and special data leave elements open after the finish: the dot stage decides
+         * nearly all of them (fp64's wide sums reach beyond the decision's range: exact evaluator) */
+        mmp_format in = v2_combos[_i].a;
+        if ((kind == GEN_WIDE || kind == GEN_SPECIAL) && in != MMP_FORMAT_FP64 &&
+            mmp_format_get_info(v2_combos[_i].d)->is_float)
+            ck_assert_msg(v2_dot_total >= 10 * v2_left_total && (v2_dot_total > 0 || (in != MMP_FORMAT_FP32 &&
+                                                                                      in != MMP_FORMAT_BF16)),
+                          "%s kind %d: dot %lld, left %lld", mmp_format_name(in), kind, (long long)v2_dot_total,
+                          (long long)v2_left_total);
+    }
+    /* and without the dot stage, everything open goes to the exact evaluator, as before */
+    setenv("MMP_REF_DOT", "0", 1);
+    v2_dot_total = 0;
+    v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, GEN_WIDE, 0.0, 1.0, 0.0);
+    v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, GEN_SPECIAL, 0.0, -0.75, 1.0);
+    ck_assert_int_eq(v2_dot_total, 0);
+    unsetenv("MMP_REF_DOT");
     v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, GEN_RANDOM, 0.25, -0.75, 1.0);
     v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, GEN_RANDOM, 0.01, 3.0, 0.1);
 }
@@ -379,6 +403,50 @@ START_TEST(v2_model_remainder_cross_term)
 }
 END_TEST
 
+/* Exact zero sums, whose sign needs every product: a_ik = (-1)^(bit k of i) 0 and b_kj =
+ * (-1)^(bit k of j) 1, so D(i, j) is -0 exactly when j = 7 - i (every product -0), else +0;
+ * alpha < 0 flips it, beta C = -0 keeps -0 only where both are -0, C = 2^-3 gives beta C. The
+ * finish cannot decide a zero; the dot stage decides all of them, with MPFR's signs (a nonzero
+ * beta C the finish decides). */
+START_TEST(v2_model_dot_signed_zeros)
+{
+    enum { M = 8, N = 8, K = 3 };
+    float a[M * K], b[K * N], c[M * N];
+    for (int i = 0; i < M; i++)
+        for (int k = 0; k < K; k++) a[i * K + k] = (i >> k) & 1 ? -0.0f : 0.0f;
+    for (int k = 0; k < K; k++)
+        for (int j = 0; j < N; j++) b[k * N + j] = (j >> k) & 1 ? -1.0f : 1.0f;
+    static const struct { double alpha, beta; float c; } v[] = {{1, 0, 0}, {-0.75, 0, 0}, {2, 1, -0.0f}, {1, 0.5, 0.125f}};
+    for (int t = 0; t < 4; t++) {
+        for (int x = 0; x < M * N; x++) c[x] = v[t].c;
+        mmp_gemm g;
+        mmp_gemm_init(&g, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, M, N, K);
+        g.alpha = v[t].alpha;
+        g.beta = v[t].beta;
+        mmp_ref_options o;
+        mmp_ref_options_init(&o);
+        mmp_ref_result r, rm;
+        mmp_ref_result_init(&r);
+        mmp_ref_result_init(&rm);
+        ck_assert(ref_v2_host_run(&r, a, b, c, &g, &o, 1) == MMP_STATUS_OK);
+        o.path = MMP_REF_PATH_MPFR;
+        ck_assert(mmp_ref_gemm(&rm, a, b, c, &g, &o) == MMP_STATUS_OK);
+        ck_assert_msg(r.split.n_dot == (v[t].c != 0 ? 0 : M * N) && r.n_exact + r.n_mpfr == 0, "variant %d: dot %lld, exact %lld, mpfr %lld",
+                      t, (long long)r.split.n_dot, (long long)r.n_exact, (long long)r.n_mpfr);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                int x = i * N + j, neg = (j == 7 - i) != (v[t].alpha < 0);
+                if (v[t].beta != 0) neg = neg && signbit(v[t].c);
+                double want = v[t].c != 0 ? v[t].beta * v[t].c : (neg ? -0.0 : 0.0);
+                ck_assert_msg(same_bits(r.d64[x], want) && same_bits(rm.d64[x], want) && same_bits(r.dout[x], want),
+                              "variant %d (%d,%d): model %a mpfr %a want %a", t, i, j, r.d64[x], rm.d64[x], want);
+            }
+        mmp_ref_result_clear(&r);
+        mmp_ref_result_clear(&rm);
+    }
+}
+END_TEST
+
 /* the device path's background first touch of its result arrays: every page written, within
  * the arrays only (ASan catches a stray byte), NULL arrays skipped */
 START_TEST(prefault_touches_pages)
@@ -414,6 +482,7 @@ static Suite *ref_round_suite(void)
     tcase_add_loop_test(t, v2_model_every_kind, 0, N_V2_COMBOS);
     tcase_add_loop_test(t, v2_model_every_output, 0, MMP_FORMAT_COUNT_);
     tcase_add_test(t, v2_model_remainder_cross_term);
+    tcase_add_test(t, v2_model_dot_signed_zeros);
     tcase_add_test(t, prefault_touches_pages);
     suite_add_tcase(s, t);
     return s;

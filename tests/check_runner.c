@@ -255,6 +255,46 @@ START_TEST(test_stop_leaves_interrupted)
 }
 END_TEST
 
+/* mmp_case_fill gives the bytes the runner's distribution store gives, element by element, in
+ * the case's layout and ld (padding untouched); bad arguments are refused. */
+START_TEST(test_case_fill_matches_dist)
+{
+    static const char *names[] = {"host_bf16_f32", "host_i8_i32", "host_f32"};
+    for (int t = 0; t < 3; t++) {
+        const mmp_kernel_desc *k = mmp_registry_find(names[t], MMP_REGISTRY_ALL);
+        ck_assert_msg(k != NULL, "%s not registered", names[t]);
+        for (int d = MMP_DIST_EXACT; d < MMP_DIST_COUNT_; d++) {
+            mmp_case c;
+            mmp_case_init(&c, k, 9, 7, 12, (mmp_dist)d, mmp_check_seed + (uint64_t)d);
+            c.lda = c.la == MMP_LAYOUT_ROW ? 14 : 11;
+            mmp_case_finish(&c);
+            mmp_dist_ctx x;
+            mmp_dist_ctx_init(&x, &c);
+            int64_t lines = c.la == MMP_LAYOUT_ROW ? c.m : c.k, span = c.lda * lines;
+            size_t bytes = mmp_format_bytes((mmp_format)k->a_format, (size_t)span);
+            unsigned char *got = malloc(bytes), *want = malloc(bytes);
+            ck_assert(got && want);
+            memset(got, 0xA5, bytes);
+            memset(want, 0xA5, bytes);
+            ck_assert_int_eq(mmp_case_fill(got, &c, 0), MMP_STATUS_OK);
+            for (int64_t i = 0; i < c.m; i++)
+                for (int64_t q = 0; q < c.k; q++)
+                    mmp_format_store(want, mmp_gemm_index(c.la, c.lda, i, q), mmp_dist_value(&x, MMP_MAT_A, i, q),
+                                     (mmp_format)k->a_format, MMP_ROUND_NEAREST_EVEN,
+                                     !mmp_format_get_info((mmp_format)k->a_format)->is_float);
+            ck_assert_msg(memcmp(got, want, bytes) == 0, "%s %s: A differs", names[t], mmp_dist_name((mmp_dist)d));
+            free(got);
+            free(want);
+        }
+    }
+    mmp_case c;
+    mmp_case_init(&c, mmp_registry_find("host_f32", MMP_REGISTRY_ALL), 4, 4, 4, MMP_DIST_UNIFORM, 1);
+    float buf[16];
+    ck_assert_int_eq(mmp_case_fill(NULL, &c, 0), MMP_STATUS_INVALID);
+    ck_assert_int_eq(mmp_case_fill(buf, &c, 3), MMP_STATUS_INVALID);
+}
+END_TEST
+
 static Suite *runner_suite(void)
 {
     Suite *s = suite_create("runner");
@@ -270,6 +310,7 @@ static Suite *runner_suite(void)
     tcase_add_test(tc, test_stop_leaves_interrupted);
     tcase_add_test(tc, test_threads_same_results);
     tcase_add_test(tc, test_acc_model_bound);
+    tcase_add_test(tc, test_case_fill_matches_dist);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -118,6 +118,11 @@ typedef struct mmp_ref_result {
                                   accumulation, finish, |A||B| (excludes setup, download, MPFR) */
         int64_t n_remainders;  /* certified paths: nonzero remainders of A and B after the slices */
         int sparse;            /* certified paths: remainders added exactly (1) or bounded (0) */
+        /* appended: the dot stage of the certified paths (elements the bound leaves open, each
+         * one's dot product recomputed as an error-tracked double-double sum; on the device in
+         * version 2, on host threads otherwise): */
+        double dot_s;          /* its time (v2: inside resident_s) */
+        int64_t n_dot;         /* elements it decided (the rest go to the exact evaluator) */
     } split;
 } mmp_ref_result;
 

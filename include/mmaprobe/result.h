@@ -127,6 +127,7 @@ typedef struct mmp_case_result {
     mmp_metrics metrics;
     int64_t n_mpfr;                /* reference elements recomputed exactly with MPFR */
     int64_t n_exact;               /* reference elements the bound left open, decided by the exact evaluator */
+    int64_t n_dot;                 /* reference elements the bound left open, decided by the dot stage */
     int64_t n_unwritten, n_guard, n_input_modified, n_nondet;
     double time_kernel_ms;         /* median kernel time (timing mode) or single launch */
     double time_reference_ms;

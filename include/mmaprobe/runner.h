@@ -92,6 +92,10 @@ void mmp_case_init(mmp_case *c, const mmp_kernel_desc *k, int64_t m, int64_t n, 
                    mmp_dist d, uint64_t seed);
 /* Resolve tight leading dims (0 -> tight) and write c->id. Call after changing fields. */
 void mmp_case_finish(mmp_case *c);
+/* Operand mat (0 = A, 1 = B, 2 = C) of case c, as the runner fills it: the case's distribution
+ * stored in the kernel's format, in the case's layout and leading dimension, into dst (of
+ * mmp_format_bytes(format, ld * lines) bytes; padding left as it was). */
+mmp_status mmp_case_fill(void *dst, const mmp_case *c, int mat);
 /* The GEMM problem of a case (formats from the kernel descriptor). */
 void mmp_case_gemm(mmp_gemm *g, const mmp_case *c);
 /* "bf16.bf16.f32": the a.b.d formats with short names (fp32 -> f32). */
