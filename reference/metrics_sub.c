@@ -3,20 +3,21 @@
  *
  * Only products with a subnormal factor contribute: for a subnormal a_ik every j of row i, for a
  * subnormal b_kj (a_ik normal) every i; the work is the number of subnormals times m or n, rows
- * of the output on every core (fixed blocks, so the sums are the same on any thread count).
+ * of the output on every core (fixed blocks, so the sums are the same on any thread count), after
+ * one pass that decodes |A| and |B| to binary64 (and finds no subnormal at all, usually).
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mmaprobe/metrics.h"
 #include "ref_internal.h"
 
 typedef struct {
     double *excess, *sub_abs;
-    const void *a, *b;
-    mmp_format fa, fb;
-    mmp_layout la, lb;
-    int64_t lda, ldb, m, n, k;
+    const double *aa, *bh, *bb;     /* |A| (row-major M x K); B: max(|b|, min_b) and |b| (row-major K x N),
+                                       0 where the entry is 0 or not finite */
+    int64_t m, n, k;
     double alpha, min_a, min_b;
     const int64_t *bstart, *bcol;   /* subnormal columns of row k of B: bcol[bstart[k] .. bstart[k+1]) */
 } sub_job;
@@ -33,27 +34,57 @@ static void sub_rows(void *ctx, int64_t i0, int64_t i1, int tid)
         for (int64_t j = 0; j < J->n; j++) row[j] = 0;
         if (sa) for (int64_t j = 0; j < J->n; j++) sa[j] = 0;
         for (int64_t kk = 0; kk < J->k; kk++) {
-            double a = mmp_format_load(J->a, mmp_gemm_index(J->la, J->lda, i, kk), J->fa);
-            if (a == 0 || !isfinite(a)) continue;
-            double aa = fabs(a), ah = aa < J->min_a ? J->min_a : aa;
-            if (aa < J->min_a) {
-                for (int64_t j = 0; j < J->n; j++) {
-                    double b = mmp_format_load(J->b, mmp_gemm_index(J->lb, J->ldb, kk, j), J->fb);
-                    if (b == 0 || !isfinite(b)) continue;
-                    double bb = fabs(b), bh = bb < J->min_b ? J->min_b : bb;
-                    row[j] += J->alpha * (ah * bh - aa * bb);
-                    if (sa) sa[j] += J->alpha * aa * bb;
-                }
+            double aa = J->aa[i * J->k + kk];
+            if (aa == 0) continue;
+            const double *bh = J->bh + kk * J->n, *bb = J->bb + kk * J->n;
+            if (aa < J->min_a) {   /* every j (a zero or non-finite b adds 0 * 0) */
+                double ah = J->min_a;
+                for (int64_t j = 0; j < J->n; j++) row[j] += J->alpha * (ah * bh[j] - aa * bb[j]);
+                if (sa) for (int64_t j = 0; j < J->n; j++) sa[j] += J->alpha * aa * bb[j];
             } else {
                 for (int64_t t = J->bstart[kk]; t < J->bstart[kk + 1]; t++) {
                     int64_t j = J->bcol[t];
-                    double bb = fabs(mmp_format_load(J->b, mmp_gemm_index(J->lb, J->ldb, kk, j), J->fb));
-                    row[j] += J->alpha * aa * (J->min_b - bb);
-                    if (sa) sa[j] += J->alpha * aa * bb;
+                    row[j] += J->alpha * aa * (J->min_b - bb[j]);
+                    if (sa) sa[j] += J->alpha * aa * bb[j];
                 }
             }
         }
     }
+}
+
+typedef struct {
+    double *aa, *bh, *bb;
+    const void *a, *b;
+    mmp_format fa, fb;
+    mmp_layout la, lb;
+    int64_t lda, ldb, k, n;
+    double min_b;
+    int64_t nsub[MMP_PARALLEL_MAX_THREADS];
+} decode_job;
+
+static void decode_a(void *ctx, int64_t i0, int64_t i1, int tid)
+{
+    decode_job *D = ctx;
+    for (int64_t i = i0; i < i1; i++)
+        for (int64_t kk = 0; kk < D->k; kk++) {
+            double a = mmp_format_load(D->a, mmp_gemm_index(D->la, D->lda, i, kk), D->fa);
+            double v = a == 0 || !isfinite(a) ? 0.0 : fabs(a);
+            D->aa[i * D->k + kk] = v;
+            D->nsub[tid] += v != 0 && v < D->min_b;   /* min_b holds A's smallest normal here */
+        }
+}
+
+static void decode_b(void *ctx, int64_t k0, int64_t k1, int tid)
+{
+    decode_job *D = ctx;
+    for (int64_t kk = k0; kk < k1; kk++)
+        for (int64_t j = 0; j < D->n; j++) {
+            double b = mmp_format_load(D->b, mmp_gemm_index(D->lb, D->ldb, kk, j), D->fb);
+            double v = b == 0 || !isfinite(b) ? 0.0 : fabs(b);
+            D->bb[kk * D->n + j] = v;
+            D->bh[kk * D->n + j] = v != 0 && v < D->min_b ? D->min_b : v;
+            D->nsub[tid] += v != 0 && v < D->min_b;
+        }
 }
 
 mmp_status mmp_metrics_subnormal_excess(double *excess, double *sub_abs, const void *a, mmp_format fa, mmp_layout la,
@@ -64,33 +95,55 @@ mmp_status mmp_metrics_subnormal_excess(double *excess, double *sub_abs, const v
         return MMP_ERR(MMP_STATUS_INVALID, "subnormal excess: bad arguments");
     const mmp_format_info *ia = mmp_format_get_info(fa), *ib = mmp_format_get_info(fb);
     if (!ia || !ib) return MMP_ERR(MMP_STATUS_INVALID, "subnormal excess: unknown format");
-    sub_job J = {excess, sub_abs, a, b, fa, fb, la, lb, lda, ldb, m, n, k, fabs(alpha), ia->min_normal, ib->min_normal,
-                 NULL, NULL};
+    size_t mn = (size_t)m * n;
     if (!ia->is_float || !ib->is_float) {
-        for (int64_t t = 0; t < m * n; t++) excess[t] = 0;
-        if (sub_abs) for (int64_t t = 0; t < m * n; t++) sub_abs[t] = 0;
+        memset(excess, 0, mn * sizeof *excess);
+        if (sub_abs) memset(sub_abs, 0, mn * sizeof *sub_abs);
         return MMP_STATUS_OK;
     }
+    int threads = mmp_parallel_threads(0);
+    decode_job D;
+    memset(&D, 0, sizeof D);
+    D.aa = malloc((size_t)m * k * sizeof(double));
+    D.bh = malloc((size_t)k * n * sizeof(double));
+    D.bb = malloc((size_t)k * n * sizeof(double));
     int64_t *start = calloc((size_t)k + 1, sizeof *start), cap = 64, used = 0;
     int64_t *col = malloc((size_t)cap * sizeof *col);
-    if (!start || !col) { free(start); free(col); return MMP_ERR(MMP_STATUS_NO_MEMORY, "subnormal excess: out of memory"); }
+    mmp_status st = MMP_STATUS_OK;
+    if (!D.aa || !D.bh || !D.bb || !start || !col) {
+        st = MMP_ERR(MMP_STATUS_NO_MEMORY, "subnormal excess: out of memory");
+        goto done;
+    }
+    D.a = a; D.b = b; D.fa = fa; D.fb = fb; D.la = la; D.lb = lb; D.lda = lda; D.ldb = ldb; D.k = k; D.n = n;
+    D.min_b = ia->min_normal;   /* A's entries against A's smallest normal */
+    mmp_parallel_for(threads, m, 16, decode_a, &D);
+    D.min_b = ib->min_normal;
+    mmp_parallel_for(threads, k, 16, decode_b, &D);
+    int64_t nsub = 0;
+    for (int t = 0; t < MMP_PARALLEL_MAX_THREADS; t++) nsub += D.nsub[t];
+    if (nsub == 0) {   /* no subnormal input: no excess (the common case) */
+        memset(excess, 0, mn * sizeof *excess);
+        if (sub_abs) memset(sub_abs, 0, mn * sizeof *sub_abs);
+        goto done;
+    }
     for (int64_t kk = 0; kk < k; kk++) {
         start[kk] = used;
         for (int64_t j = 0; j < n; j++) {
-            if (!is_sub(mmp_format_load(b, mmp_gemm_index(lb, ldb, kk, j), fb), ib->min_normal)) continue;
+            if (!is_sub(D.bb[kk * n + j], ib->min_normal)) continue;
             if (used == cap) {
                 int64_t *nc = realloc(col, (size_t)(cap *= 2) * sizeof *col);
-                if (!nc) { free(start); free(col); return MMP_ERR(MMP_STATUS_NO_MEMORY, "subnormal excess: out of memory"); }
+                if (!nc) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "subnormal excess: out of memory"); goto done; }
                 col = nc;
             }
             col[used++] = j;
         }
     }
     start[k] = used;
-    J.bstart = start;
-    J.bcol = col;
-    mmp_parallel_for(mmp_parallel_threads(0), m, 16, sub_rows, &J);
+    sub_job J = {excess, sub_abs, D.aa, D.bh, D.bb, m, n, k, fabs(alpha), ia->min_normal, ib->min_normal, start, col};
+    mmp_parallel_for(threads, m, 16, sub_rows, &J);
+done:
+    free(D.aa); free(D.bh); free(D.bb);
     free(start);
     free(col);
-    return MMP_STATUS_OK;
+    return st;
 }
