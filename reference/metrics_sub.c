@@ -4,7 +4,8 @@
  * Only products with a subnormal factor contribute: for a subnormal a_ik every j of row i, for a
  * subnormal b_kj (a_ik normal) every i; the work is the number of subnormals times m or n, rows
  * of the output on every core (fixed blocks, so the sums are the same on any thread count), after
- * one pass that decodes |A| and |B| to binary64 (and finds no subnormal at all, usually).
+ * one pass that counts the subnormals (usually none: then there is no excess) and one that
+ * decodes |A| and |B| to binary64.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ static void decode_a(void *ctx, int64_t i0, int64_t i1, int tid)
         for (int64_t kk = 0; kk < D->k; kk++) {
             double a = mmp_format_load(D->a, mmp_gemm_index(D->la, D->lda, i, kk), D->fa);
             double v = a == 0 || !isfinite(a) ? 0.0 : fabs(a);
-            D->aa[i * D->k + kk] = v;
+            if (D->aa) D->aa[i * D->k + kk] = v;
             D->nsub[tid] += v != 0 && v < D->min_b;   /* min_b holds A's smallest normal here */
         }
 }
@@ -81,8 +82,10 @@ static void decode_b(void *ctx, int64_t k0, int64_t k1, int tid)
         for (int64_t j = 0; j < D->n; j++) {
             double b = mmp_format_load(D->b, mmp_gemm_index(D->lb, D->ldb, kk, j), D->fb);
             double v = b == 0 || !isfinite(b) ? 0.0 : fabs(b);
-            D->bb[kk * D->n + j] = v;
-            D->bh[kk * D->n + j] = v != 0 && v < D->min_b ? D->min_b : v;
+            if (D->bb) {
+                D->bb[kk * D->n + j] = v;
+                D->bh[kk * D->n + j] = v != 0 && v < D->min_b ? D->min_b : v;
+            }
             D->nsub[tid] += v != 0 && v < D->min_b;
         }
 }
@@ -104,6 +107,18 @@ mmp_status mmp_metrics_subnormal_excess(double *excess, double *sub_abs, const v
     int threads = mmp_parallel_threads(0);
     decode_job D;
     memset(&D, 0, sizeof D);
+    D.a = a; D.b = b; D.fa = fa; D.fb = fb; D.la = la; D.lb = lb; D.lda = lda; D.ldb = ldb; D.k = k; D.n = n;
+    D.min_b = ia->min_normal;   /* first only count the subnormals (usually none: no excess) */
+    mmp_parallel_for(threads, m, 16, decode_a, &D);
+    D.min_b = ib->min_normal;
+    mmp_parallel_for(threads, k, 16, decode_b, &D);
+    int64_t nsub = 0;
+    for (int t = 0; t < MMP_PARALLEL_MAX_THREADS; t++) nsub += D.nsub[t];
+    if (nsub == 0) {
+        memset(excess, 0, mn * sizeof *excess);
+        if (sub_abs) memset(sub_abs, 0, mn * sizeof *sub_abs);
+        return MMP_STATUS_OK;
+    }
     D.aa = malloc((size_t)m * k * sizeof(double));
     D.bh = malloc((size_t)k * n * sizeof(double));
     D.bb = malloc((size_t)k * n * sizeof(double));
@@ -114,18 +129,10 @@ mmp_status mmp_metrics_subnormal_excess(double *excess, double *sub_abs, const v
         st = MMP_ERR(MMP_STATUS_NO_MEMORY, "subnormal excess: out of memory");
         goto done;
     }
-    D.a = a; D.b = b; D.fa = fa; D.fb = fb; D.la = la; D.lb = lb; D.lda = lda; D.ldb = ldb; D.k = k; D.n = n;
-    D.min_b = ia->min_normal;   /* A's entries against A's smallest normal */
+    D.min_b = ia->min_normal;   /* then decode */
     mmp_parallel_for(threads, m, 16, decode_a, &D);
     D.min_b = ib->min_normal;
     mmp_parallel_for(threads, k, 16, decode_b, &D);
-    int64_t nsub = 0;
-    for (int t = 0; t < MMP_PARALLEL_MAX_THREADS; t++) nsub += D.nsub[t];
-    if (nsub == 0) {   /* no subnormal input: no excess (the common case) */
-        memset(excess, 0, mn * sizeof *excess);
-        if (sub_abs) memset(sub_abs, 0, mn * sizeof *sub_abs);
-        goto done;
-    }
     for (int64_t kk = 0; kk < k; kk++) {
         start[kk] = used;
         for (int64_t j = 0; j < n; j++) {

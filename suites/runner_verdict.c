@@ -211,7 +211,7 @@ int mmp_check_rounding(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref
  *       accumulation's own rounding may cancel to (K + 2) 2^(1 - p_acc) |A||B|_ij: a sum of
  *       well-scaled terms may round to an exact 0 that is no flush; or
  *   (b) every non-zero product has a subnormal factor (sub_abs = S) and there is no C: the
- *       subnormal inputs were treated as zero.
+ *       subnormal inputs were treated as zero (again beyond what the rounding may cancel to).
  * Marks them in flushed (M x N) and returns their count. */
 int64_t mmp_check_flush(mmp_case_result *r, unsigned char *flushed, const mmp_case *c, const mmp_ref *ref,
                         const void *got, const double *sub_abs)
@@ -237,7 +237,7 @@ int64_t mmp_check_flush(mmp_case_result *r, unsigned char *flushed, const mmp_ca
             double cancel = ref->absdot ? ((double)c->k + 2) * ldexp(ref->absdot[x], 1 - pacc) : INFINITY;
             int sub_out = fabs(w) < dfi->min_normal && fabs(w) > lost + cancel;
             int daz = sub_abs && ref->absdot && sub_abs[x] > 0 && !(c->beta != 0 && k->reads_c) &&
-                      ref->absdot[x] - sub_abs[x] <= 1e-9 * ref->absdot[x] && fabs(w) > lost;
+                      ref->absdot[x] - sub_abs[x] <= 1e-9 * ref->absdot[x] && fabs(w) > lost + cancel;
             if (!sub_out && !daz) continue;
             flushed[x] = 1;
             if (!n++) { fi = i; fj = j; fw = w; }

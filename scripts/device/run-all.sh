@@ -11,7 +11,7 @@
 # Runs scripts/device/NN-*.sh in order, each under `timeout` with its own budget (a line
 # "# budget-seconds: N" in the script, default 90) and never more than what is left of the
 # whole run's budget (MMP_DEVICE_BUDGET seconds, default 510, so that packing ends inside 9
-# minutes); the script sees its budget in $MMP_SCRIPT_BUDGET. Output goes to
+# minutes; MMP_BUDGET_NN=S overrides script NN's); the script sees its budget in $MMP_SCRIPT_BUDGET. Output goes to
 # $OUT/<name>.log, files under $OUT/<name>/;
 # a failing or overrunning script is recorded and the next one runs. At the end everything is
 # packed into $OUT/results.tar.gz and only that, summary.txt and run-all.log stay under $OUT
@@ -81,6 +81,9 @@ for s in scripts/device/[0-9][0-9]-*.sh; do
   fi
   want=$(sed -n 's/^# budget-seconds: *\([0-9]\+\).*/\1/p' "$s" | head -1)
   want=${want:-90}
+  # MMP_BUDGET_NN=seconds overrides script NN's own budget (e.g. a longer --suite full)
+  ov=MMP_BUDGET_${name%%-*}
+  [ -n "${!ov:-}" ] && want=${!ov}
   left=$((budget - ($(date +%s) - start)))
   if [ "$left" -lt 20 ]; then
     say "$name: not run, ${left}s left"
