@@ -92,10 +92,11 @@ typedef long long v2l __attribute__((vector_size(16)));
 #endif
 
 /* The dot stage's state of one element on a host thread. Exact products: blocks of four
- * products that are all finite and nonzero (nearly every block) go to four independent
- * double-double chains (two-lane vectors where the compiler has them), any other block and the
- * tail to a scalar state through ref_v2_dot_add; the chains merge into it at the end (partial
- * sums of disjoint products: ref_v2_dot_merge). */
+ * products that are all finite (nearly every block; zeros too) go to four independent
+ * double-double chains (two-lane vectors where the compiler has them: adding a zero changes no
+ * state), any other block and the tail to a scalar state through ref_v2_dot_add; the chains
+ * merge into it at the end (partial sums of disjoint products: ref_v2_dot_merge). The sign of
+ * an exact zero sum: the chains' products were all -0 or not (integer inputs: +0). */
 static void dot_element(ref_v2_dot *out, const double *a, const double *b, int64_t K, int exact, int ints)
 {
     ref_v2_dot_init(out, K);
@@ -105,17 +106,21 @@ static void dot_element(ref_v2_dot *out, const double *a, const double *b, int64
         const v2l absmask = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
         const v2d big = {0x1.fffffffffffffp+1023, 0x1.fffffffffffffp+1023}, zero = {0.0, 0.0};
         v2d h0 = zero, h1 = zero, l0 = zero, l1 = zero, e0 = zero, e1 = zero;
-        int any = 0;
+        int any = 0, negz = !ints;   /* the chains' products so far are all -0 */
         for (; q + 4 <= K; q += 4) {
             v2d x0, x1, y0, y1;
             memcpy(&x0, a + q, 16); memcpy(&x1, a + q + 2, 16);
             memcpy(&y0, b + q, 16); memcpy(&y1, b + q + 2, 16);
             v2d p0 = x0 * y0, p1 = x1 * y1;
             v2d m0 = (v2d)((v2l)p0 & absmask), m1 = (v2d)((v2l)p1 & absmask);
-            v2l ok = (m0 <= big) & (m0 != zero) & (m1 <= big) & (m1 != zero);
+            v2l ok = (m0 <= big) & (m1 <= big);   /* false for NaN and Inf */
             if (ok[0] && ok[1]) {
                 ACC2(h0, l0, e0, p0);
                 ACC2(h1, l1, e1, p1);
+                if (negz) {
+                    v2l z = (m0 == zero) & ((v2l)p0 < 0) & (m1 == zero) & ((v2l)p1 < 0);
+                    negz = z[0] && z[1];
+                }
                 any = 1;
             } else {
                 for (int t = 0; t < 4; t++) ref_v2_dot_add(out, a[q + t], b[q + t], exact, ints);
@@ -125,7 +130,7 @@ static void dot_element(ref_v2_dot *out, const double *a, const double *b, int64
             double hs[4] = {h0[0], h0[1], h1[0], h1[1]}, ls[4] = {l0[0], l0[1], l1[0], l1[1]};
             double es[4] = {e0[0], e0[1], e1[0], e1[1]};
             for (int t = 0; t < 4; t++) {
-                ref_v2_dot lane = {hs[t], ls[t], es[t], REF_CLS_FINITE, 0};
+                ref_v2_dot lane = {hs[t], ls[t], es[t], REF_CLS_FINITE, negz};
                 ref_v2_dot_merge(out, &lane);
             }
         }
@@ -134,12 +139,63 @@ static void dot_element(ref_v2_dot *out, const double *a, const double *b, int64
     for (; q < K; q++) ref_v2_dot_add(out, a[q], b[q], exact, ints);
 }
 
+#if defined(__GNUC__) && defined(__x86_64__)
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4l __attribute__((vector_size(32)));
+#define ACC4(h, l, e, x)                                                                        \
+    do {                                                                                        \
+        v4d s_ = (h) + (x), bp_ = s_ - (h), d_ = ((h) - (s_ - bp_)) + ((x) - bp_);              \
+        v4d nl_ = (l) + d_, bq_ = nl_ - (l), d2_ = ((l) - (nl_ - bq_)) + (d_ - bq_);            \
+        (h) = s_; (l) = nl_; (e) += (v4d)((v4l)d2_ & absmask4);                                \
+    } while (0)
+
+/* dot_element with eight chains in two 4-lane vectors, for CPUs with AVX2 (chosen at run time) */
+__attribute__((target("avx2"))) static void dot_element_avx2(ref_v2_dot *out, const double *a, const double *b,
+                                                             int64_t K, int ints)
+{
+    ref_v2_dot_init(out, K);
+    const v4l absmask4 = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
+    const v4d big = {0x1.fffffffffffffp+1023, 0x1.fffffffffffffp+1023, 0x1.fffffffffffffp+1023,
+                     0x1.fffffffffffffp+1023};
+    const v4d zero = {0.0, 0.0, 0.0, 0.0};
+    v4d h0 = zero, h1 = zero, l0 = zero, l1 = zero, e0 = zero, e1 = zero;
+    int any = 0, negz = !ints;
+    int64_t q = 0;
+    for (; q + 8 <= K; q += 8) {
+        v4d x0, x1, y0, y1;
+        memcpy(&x0, a + q, 32); memcpy(&x1, a + q + 4, 32);
+        memcpy(&y0, b + q, 32); memcpy(&y1, b + q + 4, 32);
+        v4d p0 = x0 * y0, p1 = x1 * y1;
+        v4d m0 = (v4d)((v4l)p0 & absmask4), m1 = (v4d)((v4l)p1 & absmask4);
+        v4l ok = (m0 <= big) & (m1 <= big);
+        if (ok[0] && ok[1] && ok[2] && ok[3]) {
+            ACC4(h0, l0, e0, p0);
+            ACC4(h1, l1, e1, p1);
+            if (negz) {
+                v4l z = (m0 == zero) & ((v4l)p0 < 0) & (m1 == zero) & ((v4l)p1 < 0);
+                negz = z[0] && z[1] && z[2] && z[3];
+            }
+            any = 1;
+        } else {
+            for (int t = 0; t < 8; t++) ref_v2_dot_add(out, a[q + t], b[q + t], 1, ints);
+        }
+    }
+    if (any)
+        for (int t = 0; t < 8; t++) {
+            v4d h = t < 4 ? h0 : h1, l = t < 4 ? l0 : l1, e = t < 4 ? e0 : e1;
+            ref_v2_dot lane = {h[t % 4], l[t % 4], e[t % 4], REF_CLS_FINITE, negz};
+            ref_v2_dot_merge(out, &lane);
+        }
+    for (; q < K; q++) ref_v2_dot_add(out, a[q], b[q], 1, ints);
+}
+#endif
+
 typedef struct {
     mmp_ref_result *r;
     const ref_data *d;
     const int64_t *idx;
     unsigned char *done;
-    int exact, ints;
+    int exact, ints, avx2;
     ref_fmt fd;
 } dot_job;
 
@@ -153,7 +209,11 @@ static void dot_part(void *ctx, int64_t b, int64_t e, int tid)
         int64_t x = j->idx[t], i = x / d->n, col = x % d->n;
         const double *arow = d->a64 + i * d->k, *bcol = d->b64 + col * d->k;
         ref_v2_dot s;
-        dot_element(&s, arow, bcol, d->k, j->exact, j->ints);
+#if defined(__GNUC__) && defined(__x86_64__)
+        if (j->avx2 && j->exact) dot_element_avx2(&s, arow, bcol, d->k, j->ints);
+        else
+#endif
+            dot_element(&s, arow, bcol, d->k, j->exact, j->ints);
         double cv = d->c64 ? d->c64[x] : 0.0;
         j->done[t] = (unsigned char)ref_v2_dot_decide(&j->r->d64[x], &j->r->dout[x], &s, g->alpha, g->beta, cv, &j->fd);
     }
@@ -166,7 +226,10 @@ static mmp_status dot_list(mmp_ref_result *r, const ref_data *d, int64_t *idx, i
     unsigned char *done = calloc((size_t)*count, 1);
     if (!done) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (dot stage)");
     double t0 = mmp_clock_now();
-    dot_job j = {r, d, idx, done, 0, 0, {0}};
+    dot_job j = {r, d, idx, done, 0, 0, 0, {0}};
+#if defined(__GNUC__) && defined(__x86_64__)
+    j.avx2 = __builtin_cpu_supports("avx2") && !getenv("MMP_REF_NO_AVX2");
+#endif
     ref_v2_dot_flags(&j.exact, &j.ints, d->g);
     ref_fmt_init(&j.fd, d->g->d);
     mmp_parallel_for(d->threads > 0 ? d->threads : 1, *count, 16, dot_part, &j);

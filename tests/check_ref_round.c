@@ -403,24 +403,29 @@ START_TEST(v2_model_remainder_cross_term)
 }
 END_TEST
 
-/* Exact zero sums, whose sign needs every product: a_ik = (-1)^(bit k of i) 0 and b_kj =
- * (-1)^(bit k of j) 1, so D(i, j) is -0 exactly when j = 7 - i (every product -0), else +0;
+/* Exact zero sums, whose sign needs every product: a_ik = (-1)^(bit k%3 of i) 0 and b_kj =
+ * (-1)^(bit k%3 of j) 1, so D(i, j) is -0 exactly when j = 7 - i (every product -0), else +0;
  * alpha < 0 flips it, beta C = -0 keeps -0 only where both are -0, C = 2^-3 gives beta C. The
  * finish cannot decide a zero; the dot stage decides all of them, with MPFR's signs (a nonzero
- * beta C the finish decides). */
+ * beta C the finish decides), in the host model (K = 3) and on the CPU path (K = 19: its vector
+ * blocks and its scalar tail, with and without AVX2). */
 START_TEST(v2_model_dot_signed_zeros)
 {
-    enum { M = 8, N = 8, K = 3 };
-    float a[M * K], b[K * N], c[M * N];
+    enum { M = 8, N = 8, KMAX = 19 };
+    float a[M * KMAX], b[KMAX * N], c[M * N];
+    for (int path = 0; path < 3; path++) {
+    int K = path == 0 ? 3 : KMAX;
+    if (path == 2) setenv("MMP_REF_NO_AVX2", "1", 1);
     for (int i = 0; i < M; i++)
-        for (int k = 0; k < K; k++) a[i * K + k] = (i >> k) & 1 ? -0.0f : 0.0f;
+        for (int k = 0; k < K; k++) a[i * K + k] = (i >> (k % 3)) & 1 ? -0.0f : 0.0f;
     for (int k = 0; k < K; k++)
-        for (int j = 0; j < N; j++) b[k * N + j] = (j >> k) & 1 ? -1.0f : 1.0f;
+        for (int j = 0; j < N; j++) b[k * N + j] = (j >> (k % 3)) & 1 ? -1.0f : 1.0f;
     static const struct { double alpha, beta; float c; } v[] = {{1, 0, 0}, {-0.75, 0, 0}, {2, 1, -0.0f}, {1, 0.5, 0.125f}};
     for (int t = 0; t < 4; t++) {
         for (int x = 0; x < M * N; x++) c[x] = v[t].c;
         mmp_gemm g;
         mmp_gemm_init(&g, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, M, N, K);
+        g.lb = MMP_LAYOUT_ROW;
         g.alpha = v[t].alpha;
         g.beta = v[t].beta;
         mmp_ref_options o;
@@ -428,7 +433,8 @@ START_TEST(v2_model_dot_signed_zeros)
         mmp_ref_result r, rm;
         mmp_ref_result_init(&r);
         mmp_ref_result_init(&rm);
-        ck_assert(ref_v2_host_run(&r, a, b, c, &g, &o, 1) == MMP_STATUS_OK);
+        ck_assert(path == 0 ? ref_v2_host_run(&r, a, b, c, &g, &o, 1) == MMP_STATUS_OK
+                            : mmp_ref_gemm(&r, a, b, c, &g, &o) == MMP_STATUS_OK);
         o.path = MMP_REF_PATH_MPFR;
         ck_assert(mmp_ref_gemm(&rm, a, b, c, &g, &o) == MMP_STATUS_OK);
         ck_assert_msg(r.split.n_dot == (v[t].c != 0 ? 0 : M * N) && r.n_exact + r.n_mpfr == 0, "variant %d: dot %lld, exact %lld, mpfr %lld",
@@ -439,11 +445,14 @@ START_TEST(v2_model_dot_signed_zeros)
                 if (v[t].beta != 0) neg = neg && signbit(v[t].c);
                 double want = v[t].c != 0 ? v[t].beta * v[t].c : (neg ? -0.0 : 0.0);
                 ck_assert_msg(same_bits(r.d64[x], want) && same_bits(rm.d64[x], want) && same_bits(r.dout[x], want),
-                              "variant %d (%d,%d): model %a mpfr %a want %a", t, i, j, r.d64[x], rm.d64[x], want);
+                              "path %d variant %d (%d,%d): got %a mpfr %a want %a", path, t, i, j, r.d64[x], rm.d64[x],
+                              want);
             }
         mmp_ref_result_clear(&r);
         mmp_ref_result_clear(&rm);
     }
+    }
+    unsetenv("MMP_REF_NO_AVX2");
 }
 END_TEST
 

@@ -96,6 +96,11 @@ START_TEST(paths_agree_cancel) { agree_kind(_i, GEN_CANCEL, "cancel"); }
 END_TEST
 START_TEST(paths_agree_special) { agree_kind(_i, GEN_SPECIAL, "special"); }
 END_TEST
+/* the dot stage's two-lane vector path too, where the CPU has AVX2 (which the tests above take) */
+START_TEST(paths_agree_wide_no_avx2) { setenv("MMP_REF_NO_AVX2", "1", 1); agree_kind(_i, GEN_WIDE, "wide sse2"); }
+END_TEST
+START_TEST(paths_agree_special_no_avx2) { setenv("MMP_REF_NO_AVX2", "1", 1); agree_kind(_i, GEN_SPECIAL, "special sse2"); }
+END_TEST
 
 /* ---- hand-made known answers: K = 3 dot products, fp64 inputs (A row, B = column). ---- */
 
@@ -410,6 +415,8 @@ static Suite *reference_suite(void)
     tcase_add_loop_test(t, paths_agree_wide, 0, N_COMBOS);
     tcase_add_loop_test(t, paths_agree_cancel, 0, N_COMBOS);
     tcase_add_loop_test(t, paths_agree_special, 0, N_COMBOS);
+    tcase_add_loop_test(t, paths_agree_wide_no_avx2, 0, N_COMBOS);
+    tcase_add_loop_test(t, paths_agree_special_no_avx2, 0, N_COMBOS);
     suite_add_tcase(s, t);
     TCase *k = tcase_create("known answers");
     tcase_add_test(k, known_answers);

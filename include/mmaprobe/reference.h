@@ -18,14 +18,19 @@
  * Paths (o.path):
  *   MMP_REF_PATH_MPFR       pure MPFR, pthreads over rows: exact products, one mpfr_sum.
  *   MMP_REF_PATH_CERTIFIED  (default) error-free Ozaki slicing + OpenBLAS DGEMM + a rigorous
- *                           per-element bound; what the bound cannot decide goes to MPFR.
+ *                           per-element bound; what the bound cannot decide (most elements of
+ *                           data spanning a wide exponent range, NaN/Inf rows, exact zeros)
+ *                           goes to the dot stage (each element's dot product as an
+ *                           error-tracked double-double sum: r.split.n_dot), then to an exact
+ *                           long accumulator (r.n_exact), MPFR only for what that declines.
  *   MMP_REF_PATH_CUDA       the same scheme with cuBLAS on the device (CUDA builds only;
  *                           MMP_STATUS_UNSUPPORTED otherwise). a, b, c are HOST pointers; the
  *                           device copies are made and freed inside. Call it only in a process
  *                           that will not fork afterwards (the runner's child). Version 2
  *                           (default, ref_cuda2.cu) uploads the native formats and does every
- *                           O(n^2) stage on the device; version 1 (ref_cuda.cu, o.device_version
- *                           = 1 or MMP_REF_DEVICE_VERSION=1) prepares and decides on the host.
+ *                           O(n^2) stage, the dot stage included, on the device; version 1
+ *                           (ref_cuda.cu, o.device_version = 1 or MMP_REF_DEVICE_VERSION=1)
+ *                           prepares and decides on the host.
  * Integer A and B (int8/uint8/int4/uint4/int32) with integer alpha, beta (|.| <= 2^31) and an
  * integer C (or beta = 0): r.i64 holds the exact D in int64 (r.is_integer = 1) and
  * r.n_int32_overflow counts elements whose exact D lies outside int32 (a fact, not an error).
