@@ -115,6 +115,18 @@ int ref_format_bits(mmp_format f)
     return fi->storage_bits;   /* int4: 4, int8: 8, int32: 32 (magnitude bits <= these) */
 }
 
+void ref_dot_flags(int *exact_products, int *int_inputs, const mmp_gemm *g)
+{
+    *exact_products = ref_format_bits(g->a) <= 26 && ref_format_bits(g->b) <= 26;
+    *int_inputs = !mmp_format_get_info(g->a)->is_float && !mmp_format_get_info(g->b)->is_float;
+}
+
+int ref_dot_wanted(const mmp_gemm *g)
+{
+    const char *e = getenv("MMP_REF_DOT");
+    return mmp_format_get_info(g->d)->is_float && !(e && strcmp(e, "0") == 0);
+}
+
 /* The decisions live in ref_round.h (__host__ __device__: the device path decides with the
  * same code); these are the host entry points. */
 double mmp_ref_round_out(double d64, int ternary, mmp_format f)

@@ -222,7 +222,7 @@ static void dot_part(void *ctx, int64_t b, int64_t e, int tid)
 /* The dot stage for the listed elements; keeps the open ones in idx (in order). */
 static mmp_status dot_list(mmp_ref_result *r, const ref_data *d, int64_t *idx, int64_t *count)
 {
-    if (*count <= 0 || r->i64 || !ref_v2_dot_wanted(d->g)) return MMP_STATUS_OK;
+    if (*count <= 0 || r->i64 || !ref_dot_wanted(d->g)) return MMP_STATUS_OK;
     unsigned char *done = calloc((size_t)*count, 1);
     if (!done) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (dot stage)");
     double t0 = mmp_clock_now();
@@ -230,7 +230,7 @@ static mmp_status dot_list(mmp_ref_result *r, const ref_data *d, int64_t *idx, i
 #if defined(__GNUC__) && defined(__x86_64__)
     j.avx2 = __builtin_cpu_supports("avx2") && !getenv("MMP_REF_NO_AVX2");
 #endif
-    ref_v2_dot_flags(&j.exact, &j.ints, d->g);
+    ref_dot_flags(&j.exact, &j.ints, d->g);
     ref_fmt_init(&j.fd, d->g->d);
     mmp_parallel_for(d->threads > 0 ? d->threads : 1, *count, 16, dot_part, &j);
     int64_t kept = 0;

@@ -259,13 +259,13 @@ static mmp_status dot_stage(mmp_ref_result *r, v2_dev *g, const mmp_gemm *gm, co
     int64_t open = 0, m = gm->m, n = gm->n, k = gm->k;
     MMP_TRY(down(&open, g->n_und, 1));
     int64_t gy = (m + DOT_T - 1) / DOT_T, gx = (n + DOT_T - 1) / DOT_T;
-    if (open == 0 || !ref_v2_dot_wanted(gm) || gy > 65535 || gx > INT32_MAX) return MMP_STATUS_OK;
+    if (open == 0 || !ref_dot_wanted(gm) || gy > 65535 || gx > INT32_MAX) return MMP_STATUS_OK;
     double t1 = mmp_clock_now();
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
     v2_decode_kernel<<<blocks(mk), 256>>>(g->qa, g->na, f->fa, gm->la, gm->lda, m, k, 1, 0);
     v2_decode_kernel<<<blocks(kn), 256>>>(g->qb, g->nb, f->fb, gm->lb, gm->ldb, k, n, 0, 0);
     int exact, ints;
-    ref_v2_dot_flags(&exact, &ints, gm);
+    ref_dot_flags(&exact, &ints, gm);
     unsigned long long decided = 0;
     MMP_TRY(dalloc(g, &g->n_dot, 1));
     MMP_CUDA_CHECK(cudaMemset(g->n_dot, 0, sizeof *g->n_dot));

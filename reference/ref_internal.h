@@ -65,6 +65,10 @@ mmp_status ref_result_alloc(mmp_ref_result *r, int64_t m, int64_t n, int want_ab
  * X = sh + sl exactly; E = NaN/Inf means "unknown"). Returns 1 when both are certified. */
 int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f);
 int ref_format_bits(mmp_format f);   /* significand bits (floats) or value bits (ints) */
+/* The dot stage (ref_v2.h): its flags for ref_v2_dot_add, and whether it runs (float outputs;
+ * MMP_REF_DOT=0 turns it off, for comparisons). */
+void ref_dot_flags(int *exact_products, int *int_inputs, const mmp_gemm *g);
+int ref_dot_wanted(const mmp_gemm *g);
 
 /* Ozaki parameters (ref_certified.c): bits per slice and the most slices of A and B
  * (precisions pa, pb) worth computing. forced > 0 fixes the slices. */

@@ -211,10 +211,6 @@ void ref_v2_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *
                       int64_t full_b, int64_t last_b);
 /* Step 1 and the remainders of one vector, serially (the kernel computes the same in parallel). */
 void ref_v2_stats_serial(ref_v2_stats *s, const double *v, int64_t len, int beta, int smax);
-/* The dot stage's flags for ref_v2_dot_add; whether it runs (float outputs; MMP_REF_DOT=0 turns
- * it off, for comparisons). */
-void ref_v2_dot_flags(int *exact_products, int *int_inputs, const mmp_gemm *g);
-int ref_v2_dot_wanted(const mmp_gemm *g);
 mmp_status ref_v2_host_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
                            const mmp_ref_options *o, int threads);
 #ifdef __cplusplus

@@ -52,24 +52,12 @@ typedef struct {
     const double *a64, *b64;
 } model_view;
 
-void ref_v2_dot_flags(int *exact_products, int *int_inputs, const mmp_gemm *g)
-{
-    *exact_products = ref_format_bits(g->a) <= 26 && ref_format_bits(g->b) <= 26;
-    *int_inputs = !mmp_format_get_info(g->a)->is_float && !mmp_format_get_info(g->b)->is_float;
-}
-
-int ref_v2_dot_wanted(const mmp_gemm *g)
-{
-    const char *e = getenv("MMP_REF_DOT");
-    return mmp_format_get_info(g->d)->is_float && !(e && strcmp(e, "0") == 0);
-}
-
 /* The dot stage for the listed elements (a64 row-major, b64 column-major); keeps the open ones
  * in und, returns how many. */
 static int64_t model_dot(mmp_ref_result *r, const model_view *v, int64_t *und, int64_t nu)
 {
     int exact, ints, kept = 0;
-    ref_v2_dot_flags(&exact, &ints, v->g);
+    ref_dot_flags(&exact, &ints, v->g);
     int64_t n = v->g->n, k = v->g->k;
     for (int64_t t = 0; t < nu; t++) {
         int64_t x = und[t], i = x / n, j = x % n;
@@ -205,7 +193,7 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
                     (int)k, 0.0, w->p, (int)n);
         for (size_t x = 0; x < mn; x++) r->absbound[x] = ref_v2_absbound_x(w->p[x], &f, (int64_t)x);
     }
-    if (nu > 0 && ref_v2_dot_wanted(g)) {
+    if (nu > 0 && ref_dot_wanted(g)) {
         model_view v = {g, &f, w->a64, w->b64};
         nu = model_dot(r, &v, w->und, nu);
     }
