@@ -224,6 +224,15 @@ mmp_status mmp_format_encode(uint64_t *bits, int *ternary, double x, mmp_format 
     return MMP_STATUS_OK;
 }
 
+/* 2^e for the narrow formats' exponents (-1022 <= e <= 1023): exact, as ldexp, without a call */
+static double pow2i(int e)
+{
+    uint64_t u = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
 double mmp_format_decode(uint64_t bits, mmp_format f)
 {
     if ((unsigned)f >= MMP_FORMAT_COUNT_) return NAN;
@@ -251,9 +260,9 @@ double mmp_format_decode(uint64_t bits, mmp_format f)
     } else if (!fi->has_inf && ex == emax_field && man == (1ull << r->man_bits) - 1) {
         v = NAN; /* e4m3: S.1111.111 */
     } else if (ex == 0) {
-        v = ldexp((double)man, fi->emin - fi->precision);
+        v = (double)man * pow2i(fi->emin - fi->precision);
     } else {
-        v = ldexp((double)(man | (1ull << r->man_bits)), (int)ex - r->bias - r->man_bits);
+        v = (double)(man | (1ull << r->man_bits)) * pow2i((int)ex - r->bias - r->man_bits);
     }
     return neg ? -v : v;
 }
