@@ -57,6 +57,29 @@ static int class_rounded(const alt_ctx *x, int64_t i, int64_t j, mmp_round rm)
     return s;
 }
 
+/* ---- exact comparison, by rows on every core ---- */
+typedef struct {
+    const mmp_case *c;
+    const mmp_ref *ref;
+    const void *got;
+    mmp_format df;
+    int64_t *count, *first;   /* per row: mismatches, the first one's column */
+} exact_job;
+
+static void exact_rows(void *ctx, int64_t i0, int64_t i1, int tid)
+{
+    (void)tid;
+    const exact_job *J = ctx;
+    const mmp_case *c = J->c;
+    for (int64_t i = i0; i < i1; i++)
+        for (int64_t j = 0; j < c->n; j++) {
+            double g = mmp_format_load(J->got, mmp_gemm_index(c->ld, c->ldd, i, j), J->df);
+            double w = J->ref->want_out[i * c->n + j];
+            if (isnan(g) || isnan(w) || g == w) continue;
+            if (!J->count[i]++) J->first[i] = j;
+        }
+}
+
 static int special_alt(void *ctx, int64_t i, int64_t j, double got)
 {
     const alt_ctx *x = ctx;
@@ -187,13 +210,22 @@ nan_done:;
     if (exact) {
         int64_t bad = 0, bi = -1, bj = -1;
         double bg = 0, bw = 0;
-        for (int64_t i = 0; i < c->m; i++)
-            for (int64_t j = 0; j < c->n; j++) {
-                double g = mmp_format_load(got, mmp_gemm_index(c->ld, c->ldd, i, j), df);
-                double w = ref->want_out[i * c->n + j];
-                if (isnan(g) || isnan(w) || g == w) continue;
-                if (!bad++) { bi = i; bj = j; bg = g; bw = w; }
+        exact_job J = {c, ref, got, df, calloc((size_t)c->m, sizeof(int64_t)), calloc((size_t)c->m, sizeof(int64_t))};
+        if (J.count && J.first) {
+            mmp_parallel_for(mmp_parallel_threads(0), c->m, 16, exact_rows, &J);
+            for (int64_t i = 0; i < c->m; i++) {
+                if (J.count[i] && !bad) {
+                    bi = i; bj = J.first[i];
+                    bg = mmp_format_load(got, mmp_gemm_index(c->ld, c->ldd, bi, bj), df);
+                    bw = ref->want_out[bi * c->n + bj];
+                }
+                bad += J.count[i];
             }
+        } else {
+            bad = c->m * c->n;   /* out of memory: no claim of a match */
+        }
+        free(J.count);
+        free(J.first);
         if (bad) {
             r->reasons |= MMP_REASON_EXACT_MISMATCH;
             size_t used = strlen(r->message);

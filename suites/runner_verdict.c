@@ -150,6 +150,45 @@ int64_t mmp_check_narrow(mmp_case_result *r, unsigned char *bad, double *worst_r
  * that always rounds one way has |mean| ~ 0.5 (z ~ 100+ at n = 4096). An fp32 result straight
  * from a tensor-core accumulation (d = accumulator format) is the hardware's own truncation and
  * is not tested. */
+typedef struct {
+    const mmp_case *c;
+    const mmp_ref *ref;
+    const void *got;
+    const double *sub_excess;
+    mmp_format df;
+    double max_out, gamma, floor_term;
+    double *rows;   /* per row of D: sum s, sum s^2, sum t, sum t^2, count */
+} round_job;
+
+/* mmp_parallel_fn: the sums of mmp_check_rounding for rows [i0, i1) */
+static void round_rows(void *ctx, int64_t i0, int64_t i1, int tid)
+{
+    (void)tid;
+    const round_job *J = ctx;
+    const mmp_case *c = J->c;
+    const mmp_ref *ref = J->ref;
+    for (int64_t i = i0; i < i1; i++) {
+        double *q = J->rows + 5 * i;
+        for (int64_t j = 0; j < c->n; j++) {
+            size_t x = (size_t)(i * c->n + j);
+            double w = ref->exact[x], wo = ref->want_out[x];
+            double g = mmp_format_load(J->got, mmp_gemm_index(c->ld, c->ldd, i, j), J->df);
+            if (!isfinite(w) || !isfinite(wo) || !isfinite(g) || wo == w || fabs(wo) > J->max_out) continue;
+            double ulp = mmp_metrics_ulp(wo, J->df);
+            /* the two neighbours: wo and the one on the other side of w */
+            int e;
+            if (frexp(fabs(wo), &e) == 0.5) continue;   /* a power of two: two ulps meet there */
+            double lo = wo < w ? wo : wo - ulp, hi = lo + ulp;
+            double margin = J->gamma * (ref->absdot[x] + (J->sub_excess ? J->sub_excess[x] : 0)) + J->floor_term;
+            if (fabs(w - (lo + hi) / 2) <= margin) continue;
+            double s = (g - w) / ulp;
+            s = s > 1 ? 1 : s < -1 ? -1 : s;
+            double t = w < 0 ? -s : s;
+            q[0] += s; q[1] += s * s; q[2] += t; q[3] += t * t; q[4] += 1;
+        }
+    }
+}
+
 int mmp_check_rounding(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
                        const double *sub_excess)
 {
@@ -162,27 +201,17 @@ int mmp_check_rounding(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref
     double ke = (double)c->k + ceil((double)c->k / 4.0) + 1.0;
     double gamma = mmp_metrics_gamma(ke, mmp_metrics_unit_truncation((mmp_format)k->acc_format, k->acc_bits));
     if (!isfinite(gamma)) return 0;
+    round_job J = {c, ref, got, sub_excess, df, dfi->max_finite, gamma, afi->min_normal * (ke + 1),
+                   calloc((size_t)c->m * 5, sizeof(double))};
+    if (!J.rows) return 0;
+    mmp_parallel_for(mmp_parallel_threads(0), c->m, 16, round_rows, &J);
     double ss = 0, st = 0, ss2 = 0, st2 = 0;
     int64_t n = 0;
-    for (int64_t i = 0; i < c->m; i++)
-        for (int64_t j = 0; j < c->n; j++) {
-            size_t x = (size_t)(i * c->n + j);
-            double w = ref->exact[x], wo = ref->want_out[x];
-            double g = mmp_format_load(got, mmp_gemm_index(c->ld, c->ldd, i, j), df);
-            if (!isfinite(w) || !isfinite(wo) || !isfinite(g) || wo == w || fabs(wo) > dfi->max_finite) continue;
-            double ulp = mmp_metrics_ulp(wo, df);
-            /* the two neighbours: wo and the one on the other side of w */
-            int e;
-            if (frexp(fabs(wo), &e) == 0.5) continue;   /* a power of two: two ulps meet there */
-            double lo = wo < w ? wo : wo - ulp, hi = lo + ulp;
-            double margin = gamma * (ref->absdot[x] + (sub_excess ? sub_excess[x] : 0)) + afi->min_normal * (ke + 1);
-            if (fabs(w - (lo + hi) / 2) <= margin) continue;
-            double s = (g - w) / ulp;
-            s = s > 1 ? 1 : s < -1 ? -1 : s;
-            double t = w < 0 ? -s : s;
-            ss += s; ss2 += s * s; st += t; st2 += t * t;
-            n++;
-        }
+    for (int64_t i = 0; i < c->m; i++) {   /* in row order: the same sums on any thread count */
+        const double *q = J.rows + 5 * i;
+        ss += q[0]; ss2 += q[1]; st += q[2]; st2 += q[3]; n += (int64_t)q[4];
+    }
+    free(J.rows);
     if (n < 64) return 0;
     double thr = sqrt(log(4.0 / 1e-9) / (2.0 * (double)n));
     double ms = ss / n, mt = st / n;
@@ -213,6 +242,45 @@ int mmp_check_rounding(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref
  *   (b) every non-zero product has a subnormal factor (sub_abs = S) and there is no C: the
  *       subnormal inputs were treated as zero (again beyond what the rounding may cancel to).
  * Marks them in flushed (M x N) and returns their count. */
+typedef struct {
+    const mmp_case *c;
+    const mmp_ref *ref;
+    const void *got;
+    const double *sub_abs;
+    unsigned char *flushed;
+    mmp_format df;
+    double min_normal;
+    int pacc;
+    double lost;
+    int64_t *count;   /* flushed elements per row */
+} flush_job;
+
+/* mmp_parallel_fn: mmp_check_flush's test for rows [i0, i1) */
+static void flush_rows(void *ctx, int64_t i0, int64_t i1, int tid)
+{
+    (void)tid;
+    const flush_job *J = ctx;
+    const mmp_case *c = J->c;
+    const mmp_ref *ref = J->ref;
+    int no_c = !(c->beta != 0 && c->kernel->reads_c);
+    for (int64_t i = i0; i < i1; i++)
+        for (int64_t j = 0; j < c->n; j++) {
+            size_t x = (size_t)(i * c->n + j);
+            double w = ref->exact[x];
+            if (w == 0 || !isfinite(w)) continue;
+            double g = mmp_format_load(J->got, mmp_gemm_index(c->ld, c->ldd, i, j), J->df);
+            if (g != 0) continue;
+            double cancel = ref->absdot ? ((double)c->k + 2) * ldexp(ref->absdot[x], 1 - J->pacc) : INFINITY;
+            int beyond = fabs(w) > J->lost + cancel;
+            int sub_out = fabs(w) < J->min_normal && beyond;
+            int daz = J->sub_abs && ref->absdot && J->sub_abs[x] > 0 && no_c &&
+                      ref->absdot[x] - J->sub_abs[x] <= 1e-9 * ref->absdot[x] && beyond;
+            if (!sub_out && !daz) continue;
+            J->flushed[x] = 1;
+            J->count[i]++;
+        }
+}
+
 int64_t mmp_check_flush(mmp_case_result *r, unsigned char *flushed, const mmp_case *c, const mmp_ref *ref,
                         const void *got, const double *sub_abs)
 {
@@ -223,25 +291,21 @@ int64_t mmp_check_flush(mmp_case_result *r, unsigned char *flushed, const mmp_ca
     int floor_e = k->acc_format == MMP_FORMAT_FP32 ? -133 : k->acc_format == MMP_FORMAT_FP16 ? -21
                 : (int)lround(log2(afi->min_normal));
     int pacc = k->acc_bits > 0 ? k->acc_bits : afi->precision;
-    double lost = ((double)c->k + 1) * ldexp(1.0, floor_e - pacc + 1) + dfi->min_subnormal;
+    flush_job J = {c, ref, got, sub_abs, flushed, df, dfi->min_normal, pacc,
+                   ((double)c->k + 1) * ldexp(1.0, floor_e - pacc + 1) + dfi->min_subnormal,
+                   calloc((size_t)c->m, sizeof(int64_t))};
+    if (!J.count) return 0;
+    memset(flushed, 0, (size_t)(c->m * c->n));
+    if (!k->flush_subnormals) mmp_parallel_for(mmp_parallel_threads(0), c->m, 16, flush_rows, &J);
     int64_t n = 0, fi = -1, fj = -1;
     double fw = 0;
-    for (int64_t i = 0; i < c->m; i++)
-        for (int64_t j = 0; j < c->n; j++) {
-            size_t x = (size_t)(i * c->n + j);
-            flushed[x] = 0;
-            if (k->flush_subnormals) continue;
-            double w = ref->exact[x];
-            double g = mmp_format_load(got, mmp_gemm_index(c->ld, c->ldd, i, j), df);
-            if (g != 0 || w == 0 || !isfinite(w)) continue;
-            double cancel = ref->absdot ? ((double)c->k + 2) * ldexp(ref->absdot[x], 1 - pacc) : INFINITY;
-            int sub_out = fabs(w) < dfi->min_normal && fabs(w) > lost + cancel;
-            int daz = sub_abs && ref->absdot && sub_abs[x] > 0 && !(c->beta != 0 && k->reads_c) &&
-                      ref->absdot[x] - sub_abs[x] <= 1e-9 * ref->absdot[x] && fabs(w) > lost + cancel;
-            if (!sub_out && !daz) continue;
-            flushed[x] = 1;
-            if (!n++) { fi = i; fj = j; fw = w; }
-        }
+    for (int64_t i = 0; i < c->m; i++) {
+        if (J.count[i] && !n)
+            for (int64_t j = 0; j < c->n; j++)
+                if (flushed[i * c->n + j]) { fi = i; fj = j; fw = ref->exact[i * c->n + j]; break; }
+        n += J.count[i];
+    }
+    free(J.count);
     if (n) {
         char part[300];
         snprintf(part, sizeof part, "%lld outputs are 0 where the reference is a subnormal (or comes from subnormal "
