@@ -88,13 +88,7 @@ static mmp_status fill_inputs(operands *ops, const mmp_case *c)
         mmp_buffer *b = &ops->buf[mat];
         if (!b->image) continue;
         mmp_buffer_fill_canary(b);
-        /* values are a pure function of (seed, case, element): any split gives the same bytes;
-         * sub-byte formats share bytes between neighbours, so they are filled by one thread */
-        mmp_runner_fill_job f = {&x, b, mat};
-        int row = b->l == MMP_LAYOUT_ROW;
-        int64_t outer = row ? b->rows : b->cols, inner = row ? b->cols : b->rows;
-        if (mmp_format_get_info(b->f)->storage_bits < 8) mmp_runner_fill_lines(&f, 0, outer, 0);
-        else mmp_parallel_for(mmp_parallel_threads(0), outer, mmp_runner_line_chunk(inner), mmp_runner_fill_lines, &f);
+        mmp_runner_fill(b, &x, mat);
         mmp_buffer_snapshot(b);
     }
     return MMP_STATUS_OK;

@@ -77,13 +77,10 @@ int mmp_runner_bits_equal(uint64_t x, uint64_t y, mmp_format f);   /* NaN == NaN
 int64_t mmp_runner_line_chunk(int64_t inner);
 /* dst = src (src != NULL) or every byte = value, on every core (fixed chunks). */
 void mmp_runner_bytes(void *dst, const void *src, int value, size_t bytes);
-typedef struct {
-    const mmp_dist_ctx *x;
-    mmp_buffer *b;
-    int mat;
-} mmp_runner_fill_job;
-/* mmp_parallel_fn: storage lines [lo, hi) of f->b filled from the case's distribution. */
-void mmp_runner_fill_lines(void *ctx, int64_t lo, int64_t hi, int tid);   /* device data pointer if on device, else host */
+/* Buffer b's data (not its guards) filled with operand mat of the distribution x, as a pure
+ * function of each element: the same bytes on any thread count (sub-byte formats share bytes
+ * between neighbours, so those are filled by one thread). */
+void mmp_runner_fill(mmp_buffer *b, const mmp_dist_ctx *x, int mat);
 void mmp_buffer_fill_canary(mmp_buffer *b);   /* every byte (guards, data, padding) = canary */
 void mmp_buffer_fill_logical_bits(mmp_buffer *b, uint64_t bits);   /* every element = bits (runner_stages.c) */
 void mmp_buffer_snapshot(mmp_buffer *b);      /* pristine = image */

@@ -30,11 +30,17 @@ uint64_t mmp_runner_poison_bits(mmp_format f, int run)
 /* Lines (rows of a row-major buffer, columns of a column-major one) per chunk: ~64K elements. */
 int64_t mmp_runner_line_chunk(int64_t inner) { return inner >= 65536 ? 1 : 65536 / (inner > 0 ? inner : 1); }
 
+typedef struct {
+    const mmp_dist_ctx *x;
+    mmp_buffer *b;
+    int mat;
+} fill_job;
 
-void mmp_runner_fill_lines(void *ctx, int64_t lo, int64_t hi, int tid)
+/* mmp_parallel_fn: storage lines [lo, hi) of f->b filled from the case's distribution */
+static void fill_lines(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
-    mmp_runner_fill_job *f = ctx;
+    fill_job *f = ctx;
     mmp_buffer *b = f->b;
     const mmp_format_info *fi = mmp_format_get_info(b->f);
     void *data = mmp_buffer_host(b);
@@ -46,6 +52,15 @@ void mmp_runner_fill_lines(void *ctx, int64_t lo, int64_t hi, int tid)
             mmp_format_store(data, mmp_gemm_index(b->l, b->ld, i, j), mmp_dist_value(f->x, f->mat, i, j), b->f,
                              MMP_ROUND_NEAREST_EVEN, !fi->is_float);
         }
+}
+
+void mmp_runner_fill(mmp_buffer *b, const mmp_dist_ctx *x, int mat)
+{
+    fill_job f = {x, b, mat};
+    int row = b->l == MMP_LAYOUT_ROW;
+    int64_t outer = row ? b->rows : b->cols, inner = row ? b->cols : b->rows;
+    if (mmp_format_get_info(b->f)->storage_bits < 8) fill_lines(&f, 0, outer, 0);
+    else mmp_parallel_for(mmp_parallel_threads(0), outer, mmp_runner_line_chunk(inner), fill_lines, &f);
 }
 
 mmp_status mmp_case_fill(void *dst, const mmp_case *c, int mat)
@@ -63,11 +78,7 @@ mmp_status mmp_case_fill(void *dst, const mmp_case *c, int mat)
     b.image = (unsigned char *)dst - MMP_GUARD_BYTES;   /* no guards: mmp_buffer_host(&b) == dst */
     mmp_dist_ctx x;
     mmp_dist_ctx_init(&x, c);
-    mmp_runner_fill_job f = {&x, &b, mat};
-    int row = b.l == MMP_LAYOUT_ROW;
-    int64_t outer = row ? b.rows : b.cols, inner = row ? b.cols : b.rows;
-    if (mmp_format_get_info(b.f)->storage_bits < 8) mmp_runner_fill_lines(&f, 0, outer, 0);
-    else mmp_parallel_for(mmp_parallel_threads(0), outer, mmp_runner_line_chunk(inner), mmp_runner_fill_lines, &f);
+    mmp_runner_fill(&b, &x, mat);
     return MMP_STATUS_OK;
 }
 
