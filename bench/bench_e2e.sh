@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# bench/bench_e2e.sh [MMAPROBE] [KERNEL] [N] [OUT_DIR] — end-to-end validation of ONE case
+# bench/bench_e2e.sh [MMAPROBE] [KERNEL] [N] [OUT_DIR] [DIST] — end-to-end validation of ONE case
 # (inputs, certified reference, poison, transfers, two launches, guards, comparison), its
 # wall time split by stage (the case's time_<stage>_ms members, schema 1.1).
 #   GPU (the figure):  bash bench/bench_e2e.sh build-h200/mmaprobe cublas_bf16_f32 8192
 #   CPU (no GPU):              bash bench/bench_e2e.sh build/mmaprobe host_blas_f32 2048
-# Writes OUT_DIR/e2e-KERNEL-N.{json,txt}; prints the split. The case runs in-process
+# DIST: the case's distribution (default uniform). A device kernel's stages run on the device
+# unless MMP_DEVICE_STAGES=0 (then on the host; the file name says which).
+# Writes OUT_DIR/e2e-KERNEL-N[-DIST][-hoststages].{json,txt}; prints the split. The case runs in-process
 # (--no-isolate) so the stage sum and the wall clock of the process can be compared.
 set -euo pipefail
 mmp=${1:-build/mmaprobe}
 kernel=${2:-host_tc_bf16_f32}
 n=${3:-1024}
 out=${4:-results/host/bench}
+dist=${5:-uniform}
 mkdir -p "$out"
 suite=$(mktemp --suffix=.suite)
 trap 'rm -f "$suite"' EXIT
-echo "shape=${n}x${n}x${n} dist=uniform kernel=$kernel" > "$suite"
+echo "shape=${n}x${n}x${n} dist=$dist kernel=$kernel" > "$suite"
 base="$out/e2e-$kernel-$n"
+[ "$dist" = uniform ] || base="$base-$dist"
+[ "${MMP_DEVICE_STAGES:-1}" = 0 ] && base="$base-hoststages"
 start=$(date +%s.%N)
 "$mmp" validate --suite "$suite" --filter "$kernel/*" --seed 42 --no-isolate --host-max-log2-work 40 -o "$base.json" > "$base.txt" 2>&1 || true
 end=$(date +%s.%N)

@@ -5,58 +5,30 @@
 #include <math.h>
 
 #include "mmaprobe/core.h"
-
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
+#include "mmaprobe/hd.h"
 
 /* Philox4x32-10 on counter c under key k (Random123's philox4x32_10, checked against its
- * known-answer vectors in check_runner.c). */
+ * known-answer vectors in check_runner.c); the arithmetic is mmaprobe/hd.h's, which device code
+ * uses too. */
 void mmp_rng_philox_raw(uint32_t out[4], const uint32_t ctr[4], const uint32_t key[2])
 {
-    const uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
-    uint32_t k0 = key[0], k1 = key[1], c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
-    for (int round = 0; round < 10; round++) {
-        uint64_t p0 = (uint64_t)M0 * c0, p1 = (uint64_t)M1 * c2;
-        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-        c1 = (uint32_t)p1;
-        c3 = (uint32_t)p0;
-        c0 = n0;
-        c2 = n2;
-        k0 += W0;
-        k1 += W1;
-    }
-    out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
+    mmp_rng_hd_philox_raw(out, ctr, key);
 }
 
 void mmp_rng_philox(uint32_t out[4], uint64_t seed, uint64_t stream, uint64_t ctr0, uint64_t ctr1)
 {
-    uint64_t key = splitmix64(seed ^ splitmix64(stream));
-    uint32_t k[2] = {(uint32_t)key, (uint32_t)(key >> 32)};
-    uint32_t c[4] = {(uint32_t)ctr0, (uint32_t)(ctr0 >> 32), (uint32_t)ctr1, (uint32_t)(ctr1 >> 32)};
-    mmp_rng_philox_raw(out, c, k);
+    mmp_rng_hd_philox_key(out, mmp_rng_hd_key(seed, stream), ctr0, ctr1);
 }
 
 double mmp_rng_uniform(uint64_t seed, uint64_t stream, uint64_t ctr0, uint64_t ctr1)
 {
-    uint32_t w[4];
-    mmp_rng_philox(w, seed, stream, ctr0, ctr1);
-    uint64_t bits = ((uint64_t)w[0] << 32 | w[1]) >> 11;   /* 53 bits */
-    return (double)bits * 0x1p-53;
+    return mmp_rng_hd_uniform_key(mmp_rng_hd_key(seed, stream), ctr0, ctr1);
 }
 
+/* Box-Muller with hd.h's own logarithm and cosine: the same bits on the device. */
 double mmp_rng_normal(uint64_t seed, uint64_t stream, uint64_t ctr0, uint64_t ctr1)
 {
-    uint32_t w[4];
-    mmp_rng_philox(w, seed, stream, ctr0, ctr1);
-    /* u1 in (0, 1] so log() is finite; Box-Muller with the second pair of words. */
-    double u1 = ((double)(((uint64_t)w[0] << 32 | w[1]) >> 11) + 1.0) * 0x1p-53;
-    double u2 = (double)(((uint64_t)w[2] << 32 | w[3]) >> 11) * 0x1p-53;
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    return mmp_rng_hd_normal_key(mmp_rng_hd_key(seed, stream), ctr0, ctr1);
 }
 
 uint64_t mmp_rng_hash(const char *s)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mmaprobe/hd.h"
 #include "mmaprobe/metrics.h"
 #include "ref_internal.h"
 
@@ -153,4 +154,40 @@ done:
     free(start);
     free(col);
     return st;
+}
+
+/* ---- counting: from the bits (exponent field 0, fraction not 0), by lines on every core ---- */
+typedef struct {
+    const void *p;
+    mmp_format_hd f;
+    mmp_layout l;
+    int64_t ld, rows, cols;
+    int64_t n[MMP_PARALLEL_MAX_THREADS];
+} count_job;
+
+static void count_lines(void *ctx, int64_t o0, int64_t o1, int tid)
+{
+    count_job *J = ctx;
+    int row = J->l == MMP_LAYOUT_ROW;
+    int64_t inner = row ? J->cols : J->rows, n = 0;
+    uint64_t man = (1ull << J->f.man_bits) - 1, ex = (1ull << J->f.exp_bits) - 1;
+    for (int64_t o = o0; o < o1; o++)
+        for (int64_t q = 0; q < inner; q++) {
+            uint64_t b = mmp_format_hd_load_bits(J->p, (size_t)(o * J->ld + q), &J->f) >> J->f.shift;
+            n += ((b >> J->f.man_bits) & ex) == 0 && (b & man) != 0;
+        }
+    J->n[tid] += n;
+}
+
+int64_t mmp_metrics_subnormal_count(const void *a, mmp_format f, mmp_layout l, int64_t ld, int64_t rows, int64_t cols)
+{
+    count_job J;
+    memset(&J, 0, sizeof J);
+    if (!a || !mmp_format_hd_init(&J.f, f) || !J.f.is_float || rows <= 0 || cols <= 0) return 0;
+    J.p = a; J.l = l; J.ld = ld; J.rows = rows; J.cols = cols;
+    int64_t outer = l == MMP_LAYOUT_ROW ? rows : cols;
+    mmp_parallel_for(mmp_parallel_threads(0), outer, 16, count_lines, &J);
+    int64_t n = 0;
+    for (int t = 0; t < MMP_PARALLEL_MAX_THREADS; t++) n += J.n[t];
+    return n;
 }

@@ -131,14 +131,14 @@ int ref_dot_wanted(const mmp_gemm *g)
  * same code); these are the host entry points. */
 double mmp_ref_round_out(double d64, int ternary, mmp_format f)
 {
-    ref_fmt ff;
-    if (!ref_fmt_init(&ff, f)) return NAN;
+    mmp_format_hd ff;
+    if (!mmp_format_hd_init(&ff, f)) return NAN;
     return ref_round_out_hd(d64, ternary, &ff);
 }
 
 int ref_decide(double *d64, double *dout, double sh, double sl, double E, mmp_format f)
 {
-    ref_fmt ff;
-    if (!ref_fmt_init(&ff, f)) return 0;
+    mmp_format_hd ff;
+    if (!mmp_format_hd_init(&ff, f)) return 0;
     return ref_decide_hd(d64, dout, sh, sl, E, &ff);
 }

@@ -196,7 +196,7 @@ typedef struct {
     const int64_t *idx;
     unsigned char *done;
     int exact, ints, avx2;
-    ref_fmt fd;
+    mmp_format_hd fd;
 } dot_job;
 
 static void dot_part(void *ctx, int64_t b, int64_t e, int tid)
@@ -231,7 +231,7 @@ static mmp_status dot_list(mmp_ref_result *r, const ref_data *d, int64_t *idx, i
     j.avx2 = __builtin_cpu_supports("avx2") && !getenv("MMP_REF_NO_AVX2");
 #endif
     ref_dot_flags(&j.exact, &j.ints, d->g);
-    ref_fmt_init(&j.fd, d->g->d);
+    mmp_format_hd_init(&j.fd, d->g->d);
     mmp_parallel_for(d->threads > 0 ? d->threads : 1, *count, 16, dot_part, &j);
     int64_t kept = 0;
     for (int64_t t = 0; t < *count; t++)

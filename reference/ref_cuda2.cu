@@ -14,7 +14,7 @@
  * Version 2 (this file), stage by stage (r->split names each time):
  *   1. upload  A, B (and C when beta != 0) in their NATIVE formats and layouts (fp32 8192^2:
  *              256 MB each instead of 512 MB of binary64); they stay resident to the end.
- *   2. decode  A -> a64 (row-major M x K), B -> b64 (column-major): exact (ref_fmt_load).
+ *   2. decode  A -> a64 (row-major M x K), B -> b64 (column-major): exact (mmp_format_hd_load).
  *   3. prepare per row of A / column of B (v2_stats_kernel, one block each): step 1's scale
  *              exponent, the non-finite flag, sum |.|, and for S = smax and smax - 1 slices the
  *              number and the largest of the nonzero remainders. These O(n) vectors come to
@@ -312,8 +312,8 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
         if (use_c) MMP_TRY(copy_big(g->nc, c, bc, cudaMemcpyHostToDevice));
     }
     r->split.upload_s = g->borrowed ? 0.0 : mmp_clock_now() - t1;
-    ref_fmt fa, fb, fc, fd;
-    ref_fmt_init(&fa, gm->a); ref_fmt_init(&fb, gm->b); ref_fmt_init(&fc, gm->c); ref_fmt_init(&fd, gm->d);
+    mmp_format_hd fa, fb, fc, fd;
+    mmp_format_hd_init(&fa, gm->a); mmp_format_hd_init(&fb, gm->b); mmp_format_hd_init(&fc, gm->c); mmp_format_hd_init(&fd, gm->d);
     t1 = mmp_clock_now();
     MMP_TRY(dalloc(g, &g->a64, mk)); MMP_TRY(dalloc(g, &g->b64, kn));
     v2_decode_kernel<<<blocks(mk), 256>>>(g->a64, g->na, fa, gm->la, gm->lda, m, k, 1, 0);

@@ -12,7 +12,7 @@
 
 /* Native operand (format f, layout, ld) -> binary64, dense: row-major rows x cols
  * (row_major_dst) or column-major. Exact: every format's values are doubles. */
-__global__ void v2_decode_kernel(double *dst, const void *src, ref_fmt f, int layout, int64_t ld, int64_t rows,
+__global__ void v2_decode_kernel(double *dst, const void *src, mmp_format_hd f, int layout, int64_t ld, int64_t rows,
                                  int64_t cols, int row_major_dst, int absval)
 {
     int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -156,7 +156,7 @@ __global__ void v2_dot_kernel(double *h, double *l, double *err, const double *a
         __syncthreads();
     }
     if (!open) return;
-    double cv = f.beta != 0.0 ? ref_fmt_load(f.c, ref_index(f.lc, f.ldc, i, j), &f.fc) : 0.0;
+    double cv = f.beta != 0.0 ? mmp_format_hd_load(f.c, ref_index(f.lc, f.ldc, i, j), &f.fc) : 0.0;
     double d64, dout;
     if (ref_v2_dot_decide(&d64, &dout, &s, f.alpha, f.beta, cv, &f.fd)) {
         h[x] = d64; l[x] = dout; err[x] = 0.0;

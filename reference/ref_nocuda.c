@@ -1,6 +1,7 @@
 /* ref_nocuda.c — the device paths' entry points in a host-only build (MMP_ENABLE_CUDA=OFF):
  * each returns MMP_STATUS_UNSUPPORTED. With CUDA, ref_cuda.cu and ref_cuda2.cu define them and
  * reference/CMakeLists.txt leaves this file out. */
+#include "mmaprobe/metrics.h"
 #include "ref_internal.h"
 
 mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
@@ -31,4 +32,15 @@ mmp_status ref_cuda_time_dgemm(double *seconds, int64_t m, int64_t n, int64_t k,
     (void)m; (void)n; (void)k; (void)device;
     *seconds = 0;
     return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
+
+mmp_status mmp_metrics_subnormal_excess_device(double *excess, double *sub_abs, int *none, const void *a,
+                                               mmp_format fa, mmp_layout la, int64_t lda, const void *b,
+                                               mmp_format fb, mmp_layout lb, int64_t ldb, int64_t m, int64_t n,
+                                               int64_t k, double alpha, int device)
+{
+    (void)excess; (void)sub_abs; (void)a; (void)fa; (void)la; (void)lda; (void)b; (void)fb; (void)lb; (void)ldb;
+    (void)m; (void)n; (void)k; (void)alpha; (void)device;
+    if (none) *none = 1;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "subnormal excess: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
 }

@@ -16,7 +16,7 @@
 /* What the finish (steps 5-7) reads besides the state (h, l, err). */
 typedef struct ref_v2_args {
     const void *a, *b, *c;            /* native operands */
-    ref_fmt fa, fb, fc, fd;
+    mmp_format_hd fa, fb, fc, fd;
     int la, lb, lc;
     int64_t lda, ldb, ldc, m, n, k;
     double alpha, beta;
@@ -45,11 +45,11 @@ typedef struct ref_v2_plan {
 } ref_v2_plan;
 
 /* Native operand element x of the dense binary64 copy (row-major rows x cols, or column-major). */
-REF_HD double ref_v2_decode_one(const void *src, const ref_fmt *f, int layout, int64_t ld, int64_t rows,
+REF_HD double ref_v2_decode_one(const void *src, const mmp_format_hd *f, int layout, int64_t ld, int64_t rows,
                                 int64_t cols, int row_major_dst, int64_t x)
 {
     int64_t r = row_major_dst ? x / cols : x % rows, c = row_major_dst ? x % cols : x / rows;
-    return ref_fmt_load(src, ref_index(layout, ld, r, c), f);
+    return mmp_format_hd_load(src, ref_index(layout, ld, r, c), f);
 }
 
 /* Remainder of v after S slices (step 2; the same exact steps as the slicing). */
@@ -82,12 +82,12 @@ REF_HD int ref_v2_finish_one(double *h, double *l, double *err, const ref_v2_arg
     double hh = h[x], ll = l[x], ee = err[x];
     if (f->sparse) {
         for (int64_t q = f->ra_ptr[i]; q < f->ra_ptr[i + 1]; q++) {
-            double bv = ref_fmt_load(f->b, ref_index(f->lb, f->ldb, f->ra_k[q], j), &f->fb);
+            double bv = mmp_format_hd_load(f->b, ref_index(f->lb, f->ldb, f->ra_k[q], j), &f->fb);
             double bhi = bv - ref_v2_rem(bv, f->fbx[j], f->beta_bits, f->sb, NULL);
             ref_acc_prod(&hh, &ll, &ee, f->ra_v[q], bhi);
         }
         for (int64_t q = f->rb_ptr[j]; q < f->rb_ptr[j + 1]; q++) {
-            double av = ref_fmt_load(f->a, ref_index(f->la, f->lda, i, f->rb_k[q]), &f->fa);
+            double av = mmp_format_hd_load(f->a, ref_index(f->la, f->lda, i, f->rb_k[q]), &f->fa);
             ref_acc_prod(&hh, &ll, &ee, av, f->rb_v[q]);
         }
     }
@@ -97,7 +97,7 @@ REF_HD int ref_v2_finish_one(double *h, double *l, double *err, const ref_v2_arg
         if (drop != 0.0) E += drop * (1.0 + 0x1p-50) + 0x1p-1073;
     }
     if (f->rowbad[i] || f->colbad[j]) E = INFINITY;
-    double cv = f->beta != 0.0 ? ref_fmt_load(f->c, ref_index(f->lc, f->ldc, i, j), &f->fc) : 0.0;
+    double cv = f->beta != 0.0 ? mmp_format_hd_load(f->c, ref_index(f->lc, f->ldc, i, j), &f->fc) : 0.0;
     ref_finish(&hh, &ll, &E, f->alpha, f->beta, cv, f->beta != 0.0);
     double d64 = 0, dout = 0;
     int ok = ref_decide_hd(&d64, &dout, hh, ll, E, &f->fd);
@@ -108,7 +108,7 @@ REF_HD int ref_v2_finish_one(double *h, double *l, double *err, const ref_v2_arg
 /* The metrics' bound for element x from ab = fl(|A||B|)_x. */
 REF_HD double ref_v2_absbound_x(double ab, const ref_v2_args *f, int64_t x)
 {
-    double cv = f->beta != 0.0 ? fabs(ref_fmt_load(f->c, ref_index(f->lc, f->ldc, x / f->n, x % f->n), &f->fc)) : 0.0;
+    double cv = f->beta != 0.0 ? fabs(mmp_format_hd_load(f->c, ref_index(f->lc, f->ldc, x / f->n, x % f->n), &f->fc)) : 0.0;
     return ref_absbound_one(ab, (double)f->k, fabs(f->alpha), f->beta != 0.0 ? fabs(f->beta) : 0.0, cv);
 }
 
@@ -175,7 +175,7 @@ REF_HD void ref_v2_dot_merge(ref_v2_dot *s, const ref_v2_dot *t)
  * h = l = 0): a signed zero, +0 unless every product was -0, or beta c alone. Otherwise
  * ref_finish and ref_decide_hd, as the finish does. Integer outputs stay open. */
 REF_HD int ref_v2_dot_decide(double *d64, double *dout, const ref_v2_dot *s, double alpha, double beta, double cv,
-                             const ref_fmt *fd)
+                             const mmp_format_hd *fd)
 {
     if (!fd->is_float) return 0;
     int use_c = beta != 0.0, scaled = alpha != 1.0 || use_c, x = s->cls;

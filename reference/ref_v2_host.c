@@ -64,7 +64,7 @@ static int64_t model_dot(mmp_ref_result *r, const model_view *v, int64_t *und, i
         ref_v2_dot s;
         ref_v2_dot_init(&s, k);
         for (int64_t q = 0; q < k; q++) ref_v2_dot_add(&s, v->a64[i * k + q], v->b64[j * k + q], exact, ints);
-        double cv = v->f->beta != 0.0 ? ref_fmt_load(v->f->c, ref_index(v->f->lc, v->f->ldc, i, j), &v->f->fc) : 0.0;
+        double cv = v->f->beta != 0.0 ? mmp_format_hd_load(v->f->c, ref_index(v->f->lc, v->f->ldc, i, j), &v->f->fc) : 0.0;
         if (ref_v2_dot_decide(&r->d64[x], &r->dout[x], &s, v->f->alpha, v->f->beta, cv, &v->f->fd)) r->split.n_dot++;
         else und[kept++] = x;
     }
@@ -109,7 +109,7 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
     ref_v2_args f;
     memset(&f, 0, sizeof f);
-    ref_fmt_init(&f.fa, g->a); ref_fmt_init(&f.fb, g->b); ref_fmt_init(&f.fc, g->c); ref_fmt_init(&f.fd, g->d);
+    mmp_format_hd_init(&f.fa, g->a); mmp_format_hd_init(&f.fb, g->b); mmp_format_hd_init(&f.fc, g->c); mmp_format_hd_init(&f.fd, g->d);
     w->a64 = malloc(mk * sizeof(double)); w->b64 = malloc(kn * sizeof(double));
     w->ea = calloc(m, sizeof(int)); w->fb = calloc(n, sizeof(int)); w->bada = calloc(m, 1); w->badb = calloc(n, 1);
     w->sta = calloc(m, sizeof *w->sta); w->stb = calloc(n, sizeof *w->stb);

@@ -41,6 +41,7 @@ void mmp_buffer_clear(mmp_buffer *b)
 {
 #ifdef MMP_HAVE_CUDA
     if (b->dev) cudaFree(b->dev);
+    if (b->dev_pristine) cudaFree(b->dev_pristine);
 #endif
     free(b->image);
     free(b->pristine);
@@ -160,6 +161,46 @@ mmp_status mmp_buffer_upload(mmp_buffer *b)
 mmp_status mmp_buffer_download(mmp_buffer *b)
 {
     MMP_CUDA_CHECK(cudaMemcpy(b->image, b->dev, b->total, cudaMemcpyDeviceToHost));
+    return MMP_STATUS_OK;
+}
+
+/* ---- resident buffers (device stages): image and pristine copy on the device; the host image
+ * only receives what host code reads (the filled inputs, the outputs) ---- */
+mmp_status mmp_buffer_dev_init(mmp_buffer *b)
+{
+    free(b->pristine);
+    b->pristine = NULL;
+    if (cudaMalloc(&b->dev, b->total) != cudaSuccess || cudaMalloc(&b->dev_pristine, b->total) != cudaSuccess) {
+        cudaGetLastError();
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "cannot allocate 2 x %zu bytes of device memory for a %lldx%lld operand",
+                       b->total, (long long)b->rows, (long long)b->cols);
+    }
+    return MMP_STATUS_OK;
+}
+
+mmp_status mmp_buffer_dev_canary(mmp_buffer *b, void *stream)
+{
+    MMP_CUDA_CHECK(cudaMemsetAsync(b->dev, MMP_CANARY_BYTE, b->total, (cudaStream_t)stream));
+    return MMP_STATUS_OK;
+}
+
+mmp_status mmp_buffer_dev_snapshot(mmp_buffer *b, void *stream)
+{
+    MMP_CUDA_CHECK(cudaMemcpyAsync(b->dev_pristine, b->dev, b->total, cudaMemcpyDeviceToDevice, (cudaStream_t)stream));
+    return MMP_STATUS_OK;
+}
+
+mmp_status mmp_buffer_dev_restore(mmp_buffer *b, void *stream)
+{
+    MMP_CUDA_CHECK(cudaMemcpyAsync(b->dev, b->dev_pristine, b->total, cudaMemcpyDeviceToDevice, (cudaStream_t)stream));
+    return MMP_STATUS_OK;
+}
+
+mmp_status mmp_buffer_dev_download(void *dst, const mmp_buffer *b, void *stream)
+{
+    MMP_CUDA_CHECK(cudaMemcpyAsync(dst, (const unsigned char *)b->dev + MMP_GUARD_BYTES, b->data_bytes,
+                                   cudaMemcpyDeviceToHost, (cudaStream_t)stream));
+    MMP_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)stream));
     return MMP_STATUS_OK;
 }
 #endif

@@ -61,7 +61,22 @@ typedef struct {
     void *workspace;
     size_t ws_size;
     int ws_on_device;              /* workspace from cudaMalloc (else malloc) */
+    int resident;                  /* device stages: buffers live on the device (runner_dev.cu) */
+    void *stream;                  /* resident: the case stream every stage is queued on */
 } operands;
+
+/* Device stages for a device kernel unless MMP_DEVICE_STAGES=0 (the host stages are the
+ * oracle they are tested against). */
+static int want_resident(const mmp_case *c)
+{
+#ifdef MMP_HAVE_CUDA
+    const char *e = getenv("MMP_DEVICE_STAGES");
+    return c->kernel->where == MMP_KERNEL_DEVICE && !(e && strcmp(e, "0") == 0);
+#else
+    (void)c;
+    return 0;
+#endif
+}
 
 static void operands_clear(operands *ops)
 {
@@ -84,6 +99,23 @@ static mmp_status fill_inputs(operands *ops, const mmp_case *c)
     MMP_TRY(mmp_buffer_init(&ops->buf[1], (mmp_format)k->b_format, c->lb, c->ldb, c->k, c->n));
     if (ops->have_c) MMP_TRY(mmp_buffer_init(&ops->buf[2], (mmp_format)k->c_format, c->lc, c->ldc, c->m, c->n));
     MMP_TRY(mmp_buffer_init(&ops->buf[3], (mmp_format)k->d_format, c->ld, c->ldd, c->m, c->n));
+#ifdef MMP_HAVE_CUDA
+    if (ops->resident) {
+        MMP_TRY(mmp_runner_stream(&ops->stream));
+        for (int mat = 0; mat < 4; mat++)
+            if (ops->buf[mat].image) MMP_TRY(mmp_buffer_dev_init(&ops->buf[mat]));
+        for (int mat = 0; mat < 3; mat++) {
+            mmp_buffer *b = &ops->buf[mat];
+            if (!b->image) continue;
+            MMP_TRY(mmp_buffer_dev_canary(b, ops->stream));
+            MMP_TRY(mmp_buffer_dev_fill(b, &x, mat, ops->stream));
+            MMP_TRY(mmp_buffer_dev_snapshot(b, ops->stream));
+            /* the host reads the inputs too: the reference's exact evaluator, the bounds' checks */
+            MMP_TRY(mmp_buffer_dev_download(mmp_buffer_host(b), b, ops->stream));
+        }
+        return MMP_STATUS_OK;
+    }
+#endif
     for (int mat = 0; mat < 3; mat++) {
         mmp_buffer *b = &ops->buf[mat];
         if (!b->image) continue;
@@ -130,7 +162,7 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
     void *stream;
     MMP_TRY(mmp_runner_stream(&stream));
     double tx = mmp_runner_now_ms();
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4 && !ops->resident; i++)
         if (ops->buf[i].image) MMP_TRY(mmp_buffer_upload(&ops->buf[i]));
     r->time_stage_ms[MMP_STAGE_TRANSFER] += mmp_runner_now_ms() - tx;
     a.a = mmp_buffer_kernel_ptr(&ops->buf[0]);
@@ -166,7 +198,7 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
         return MMP_STATUS_KERNEL;
     }
     tx = mmp_runner_now_ms();
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4 && !ops->resident; i++)
         if (ops->buf[i].image) MMP_TRY(mmp_buffer_download(&ops->buf[i]));
     r->time_stage_ms[MMP_STAGE_TRANSFER] += mmp_runner_now_ms() - tx;
     return MMP_STATUS_OK;
@@ -179,18 +211,23 @@ static const char *const mat_names[4] = {"A", "B", "C", "D"};
 
 /* Guard, padding and input damage after a launch: reasons and counts into r, the damage into
  * d[mat] (messages come once for both runs: say_damage). */
-static void check_damage(mmp_case_result *r, operands *ops, mmp_damage d[4])
+static mmp_status check_damage(mmp_case_result *r, operands *ops, mmp_damage d[4])
 {
     for (int mat = 0; mat < 4; mat++) {
         mmp_buffer *b = &ops->buf[mat];
         memset(&d[mat], 0, sizeof d[mat]);
         if (!b->image) continue;
-        mmp_buffer_damage(&d[mat], b, mat < 3);
+#ifdef MMP_HAVE_CUDA
+        if (ops->resident) MMP_TRY(mmp_buffer_dev_damage(&d[mat], b, mat < 3, ops->stream));
+        else
+#endif
+            mmp_buffer_damage(&d[mat], b, mat < 3);
         if (d[mat].guard_bytes || d[mat].padding) r->reasons |= MMP_REASON_GUARD;
         if (d[mat].logical) r->reasons |= MMP_REASON_INPUT_MODIFIED;
         r->n_guard += d[mat].guard_bytes + d[mat].padding;
         r->n_input_modified += d[mat].logical;
     }
+    return MMP_STATUS_OK;
 }
 
 /* Which runs (of `runs`) show a damage: "run 1", "run 2" or "both runs" (when equal). */
@@ -234,12 +271,37 @@ static void say_damage(mmp_case_result *r, const operands *ops, mmp_damage d[2][
     }
 }
 
+/* Before run `run`: inputs as filled, D all canary then poison (or the run's sentinel) in
+ * every element, and that state as D's pristine image. */
+static mmp_status poison(operands *ops, mmp_format df, int run)
+{
+    mmp_buffer *d = &ops->buf[3];
+#ifdef MMP_HAVE_CUDA
+    if (ops->resident) {
+        for (int mat = 0; mat < 3; mat++)
+            if (ops->buf[mat].image) MMP_TRY(mmp_buffer_dev_restore(&ops->buf[mat], ops->stream));
+        MMP_TRY(mmp_buffer_dev_canary(d, ops->stream));
+        MMP_TRY(mmp_buffer_dev_fill_bits(d, mmp_runner_poison_bits(df, run), ops->stream));
+        MMP_TRY(mmp_buffer_dev_snapshot(d, ops->stream));
+        MMP_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)ops->stream));
+        return MMP_STATUS_OK;
+    }
+#endif
+    for (int mat = 0; mat < 3; mat++)
+        if (ops->buf[mat].image) mmp_buffer_restore(&ops->buf[mat]);
+    mmp_buffer_fill_canary(d);
+    mmp_buffer_fill_logical_bits(d, mmp_runner_poison_bits(df, run));
+    mmp_buffer_snapshot(d);
+    return MMP_STATUS_OK;
+}
+
 static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o)
 {
     const mmp_kernel_desc *k = c->kernel;
     mmp_format df = (mmp_format)k->d_format;
     operands ops;
     memset(&ops, 0, sizeof ops);
+    ops.resident = want_resident(c);
     mmp_ref ref;
     memset(&ref, 0, sizeof ref);
     void *out[2] = {NULL, NULL};
@@ -277,12 +339,9 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     int runs_done = 0;
     for (int run = 0; run < 2; run++) {
         t0 = mmp_runner_now_ms();
-        for (int mat = 0; mat < 3; mat++)
-            if (ops.buf[mat].image) mmp_buffer_restore(&ops.buf[mat]);
-        mmp_buffer_fill_canary(d);
-        mmp_buffer_fill_logical_bits(d, mmp_runner_poison_bits(df, run));
-        mmp_buffer_snapshot(d);
+        st = poison(&ops, df, run);
         stage[MMP_STAGE_POISON] += mmp_runner_now_ms() - t0;
+        if (st != MMP_STATUS_OK) goto done;
         double ms = 0, tx0 = stage[MMP_STAGE_TRANSFER];
         t0 = mmp_runner_now_ms();
         st = launch(r, &ops, c, &ms);
@@ -302,12 +361,20 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
         }
         if (run == 0 || ms < r->time_kernel_ms) r->time_kernel_ms = ms;
         t0 = mmp_runner_now_ms();
-        check_damage(r, &ops, dmg[run]);
+        st = check_damage(r, &ops, dmg[run]);
+        if (st != MMP_STATUS_OK) goto done;
         runs_done++;
         out[run] = malloc(d->data_bytes);
         if (!out[run]) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory"); goto done; }
-        memcpy(out[run], mmp_buffer_host(d), d->data_bytes);
         stage[MMP_STAGE_GUARDS] += mmp_runner_now_ms() - t0;
+        t0 = mmp_runner_now_ms();
+#ifdef MMP_HAVE_CUDA
+        if (ops.resident) st = mmp_buffer_dev_download(out[run], d, ops.stream);
+        else
+#endif
+            memcpy(out[run], mmp_buffer_host(d), d->data_bytes);
+        stage[MMP_STAGE_TRANSFER] += mmp_runner_now_ms() - t0;
+        if (st != MMP_STATUS_OK) goto done;
     }
     t0 = mmp_runner_now_ms();
     say_damage(r, &ops, dmg, runs_done);

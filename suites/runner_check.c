@@ -150,21 +150,42 @@ static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *r
     const mmp_format_info *fa = mmp_format_get_info((mmp_format)k->a_format);
     if (fa && fa->is_float && ops && ops[0].image && ops[1].image) {
         size_t mn = (size_t)(c->m * c->n);
+        const void *da = ops[0].dev_pristine ? (const unsigned char *)ops[0].dev_pristine + MMP_GUARD_BYTES : NULL;
+        const void *db = ops[1].dev_pristine ? (const unsigned char *)ops[1].dev_pristine + MMP_GUARD_BYTES : NULL;
+        int none = 0;
+        mmp_status st = MMP_STATUS_NO_MEMORY;
+        /* no subnormal input (the usual case): no excess, and no M x N arrays to allocate */
+        if (da && db)
+            st = mmp_metrics_subnormal_excess_device(NULL, NULL, &none, da, (mmp_format)k->a_format, c->la, c->lda, db,
+                                                     (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k, c->alpha,
+                                                     o->device);
+        else
+            none = mmp_metrics_subnormal_count(mmp_buffer_filled(&ops[0]), (mmp_format)k->a_format, c->la, c->lda, c->m,
+                                               c->k) == 0 &&
+                   mmp_metrics_subnormal_count(mmp_buffer_filled(&ops[1]), (mmp_format)k->b_format, c->lb, c->ldb, c->k,
+                                               c->n) == 0;
+        if (none && (st == MMP_STATUS_OK || !(da && db))) goto no_excess;
         *sub = malloc(mn * sizeof **sub);
         *sub_abs = malloc(mn * sizeof **sub_abs);
-        if (*sub && *sub_abs &&
-            mmp_metrics_subnormal_excess(*sub, *sub_abs, mmp_buffer_filled(&ops[0]),
-                                         (mmp_format)k->a_format, c->la, c->lda,
-                                         mmp_buffer_filled(&ops[1]),
-                                         (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k, c->alpha) ==
-                MMP_STATUS_OK)
+        st = MMP_STATUS_NO_MEMORY;
+        if (*sub && *sub_abs && da && db)   /* resident: DGEMMs on the device */
+            st = mmp_metrics_subnormal_excess_device(*sub, *sub_abs, &none,
+                                                     da, (mmp_format)k->a_format, c->la, c->lda, db,
+                                                     (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k,
+                                                     c->alpha, o->device);
+        if (*sub && *sub_abs && st != MMP_STATUS_OK)   /* host operands, or the device could not */
+            st = mmp_metrics_subnormal_excess(*sub, *sub_abs, mmp_buffer_filled(&ops[0]), (mmp_format)k->a_format,
+                                              c->la, c->lda, mmp_buffer_filled(&ops[1]), (mmp_format)k->b_format,
+                                              c->lb, c->ldb, c->m, c->n, c->k, c->alpha);
+        if (st == MMP_STATUS_OK && !none)
             in.sub_excess = *sub;
-        else {
+        else {   /* no subnormal factor (none): no excess; else (no memory) none assumed */
             free(*sub);
             free(*sub_abs);
             *sub = *sub_abs = NULL;
         }
     }
+no_excess:;
     alt_ctx ax = {c, mmp_buffer_filled(ops ? &ops[0] : NULL), mmp_buffer_filled(ops ? &ops[1] : NULL), mmp_buffer_filled(ops ? &ops[2] : NULL),
                   (mmp_format)k->mul_format};
     if (in.u_mul > 0 && ax.a && ax.b) {

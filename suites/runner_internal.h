@@ -10,28 +10,14 @@
 
 #include "mmaprobe/reference.h"
 #include "mmaprobe/runner.h"
+#include "dist_hd.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 
-enum { MMP_MAT_A = 0, MMP_MAT_B = 1, MMP_MAT_C = 2 };
-
-/* ---- dist.c ---- */
-typedef struct mmp_dist_ctx {
-    mmp_dist dist;
-    uint64_t seed, stream;         /* stream = hash of the case's data key */
-    int64_t k;
-    mmp_format fmt[3];             /* A, B, C storage formats */
-    int64_t exact_q;               /* exact: integers in [-q, q] ... */
-    int64_t exact_stride;          /* ... non-zero only where (K-1-k) % stride == 0 */
-    int64_t onehot_base, onehot_width; /* onehot: the non-zero of row i of A is in
-                                          [base, base + width) */
-    int wide_lo[3], wide_hi[3];    /* wide: binary exponents drawn in [lo, hi] */
-    int special_max;               /* special: place max finite (safe in the accumulator) */
-} mmp_dist_ctx;
-
+/* ---- dist.c (the context and the element function: dist_hd.h) ---- */
 void mmp_dist_ctx_init(mmp_dist_ctx *x, const mmp_case *c);
 /* The value of element (i, j) of matrix mat (before rounding to its storage format). */
 double mmp_dist_value(const mmp_dist_ctx *x, int mat, int64_t i, int64_t j);
@@ -52,6 +38,7 @@ typedef struct mmp_buffer {
     mmp_layout l;
     int64_t ld, rows, cols;
     void *dev;                     /* device copy of the image (CUDA) or NULL */
+    void *dev_pristine;            /* resident buffers: the pristine image on the device */
 } mmp_buffer;
 
 mmp_status mmp_buffer_init(mmp_buffer *b, mmp_format f, mmp_layout l, int64_t ld, int64_t rows,
@@ -100,6 +87,19 @@ void mmp_buffer_damage(mmp_damage *dmg, const mmp_buffer *b, int logical);
 #ifdef MMP_HAVE_CUDA
 mmp_status mmp_buffer_upload(mmp_buffer *b);   /* allocate (once) and copy the image over */
 mmp_status mmp_buffer_download(mmp_buffer *b); /* image = device copy */
+/* Resident buffers (a device case's stages on the device: buffer.c, runner_dev.cu). After
+ * mmp_buffer_init: dev_init allocates the device image and its pristine copy (the host keeps
+ * only its image); the rest are queued on stream. fill writes operand mat of x into the data
+ * (padding untouched), fill_bits every element; damage is mmp_buffer_damage on the device;
+ * download copies the data (no guards) to dst and waits. */
+mmp_status mmp_buffer_dev_init(mmp_buffer *b);
+mmp_status mmp_buffer_dev_canary(mmp_buffer *b, void *stream);
+mmp_status mmp_buffer_dev_fill(mmp_buffer *b, const mmp_dist_ctx *x, int mat, void *stream);
+mmp_status mmp_buffer_dev_fill_bits(mmp_buffer *b, uint64_t bits, void *stream);
+mmp_status mmp_buffer_dev_snapshot(mmp_buffer *b, void *stream);
+mmp_status mmp_buffer_dev_restore(mmp_buffer *b, void *stream);
+mmp_status mmp_buffer_dev_damage(mmp_damage *dmg, const mmp_buffer *b, int logical, void *stream);
+mmp_status mmp_buffer_dev_download(void *dst, const mmp_buffer *b, void *stream);
 #endif
 
 /* ---- runner_ref.c (reference), runner_check.c (metrics, verdict reasons) ---- */

@@ -25,6 +25,12 @@ mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_b
 #ifdef MMP_HAVE_CUDA
     if (c->kernel->where == MMP_KERNEL_DEVICE) {
         o.path = MMP_REF_PATH_CUDA;
+        /* resident buffers (device stages): the reference reads the device copies, no upload */
+        if (a->dev_pristine && b->dev_pristine && (!cc || cc->dev_pristine)) {
+            o.dev_a = mmp_buffer_kernel_ptr(a);
+            o.dev_b = mmp_buffer_kernel_ptr(b);
+            o.dev_c = cc ? mmp_buffer_kernel_ptr(cc) : NULL;
+        }
         st = mmp_ref_gemm(r, mmp_buffer_host(a), mmp_buffer_host(b), cc ? mmp_buffer_host(cc) : NULL, &g, &o);
         if (st != MMP_STATUS_OK) {   /* fall back to the CPU path */
             mmp_ref_result_clear(r);

@@ -42,15 +42,13 @@ static void fill_lines(void *ctx, int64_t lo, int64_t hi, int tid)
     (void)tid;
     fill_job *f = ctx;
     mmp_buffer *b = f->b;
-    const mmp_format_info *fi = mmp_format_get_info(b->f);
     void *data = mmp_buffer_host(b);
     int row = b->l == MMP_LAYOUT_ROW;
     int64_t inner = row ? b->cols : b->rows;
     for (int64_t o = lo; o < hi; o++)
         for (int64_t q = 0; q < inner; q++) {
             int64_t i = row ? o : q, j = row ? q : o;
-            mmp_format_store(data, mmp_gemm_index(b->l, b->ld, i, j), mmp_dist_value(f->x, f->mat, i, j), b->f,
-                             MMP_ROUND_NEAREST_EVEN, !fi->is_float);
+            mmp_format_store_bits(data, mmp_gemm_index(b->l, b->ld, i, j), mmp_dist_hd_bits(f->x, f->mat, i, j), b->f);
         }
 }
 

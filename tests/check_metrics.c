@@ -199,12 +199,42 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* mmp_metrics_subnormal_count (from the bits) against decoding every element: every format,
+ * both layouts with ld padding, random bit patterns (subnormals, NaN and Inf included). */
+START_TEST(subnormal_count_matches_decode)
+{
+    mmp_format f = (mmp_format)_i;
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    uint64_t st = 0x9E3779B9ull * (uint64_t)(_i + 1);
+    for (int lay = 0; lay < 2; lay++) {
+        int64_t rows = 23, cols = 41, ld = (lay ? rows : cols) + 3;
+        size_t bytes = mmp_format_bytes(f, mmp_gemm_span((mmp_layout)lay, ld, rows, cols));
+        unsigned char *p = malloc(bytes);
+        for (size_t t = 0; t < bytes; t++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned char v = (unsigned char)(st >> 56);
+            p[t] = (st >> 20) % 3 == 0 ? 0 : v;   /* many zero bytes: many subnormals */
+        }
+        int64_t want = 0;
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) {
+                double v = mmp_format_load(p, mmp_gemm_index((mmp_layout)lay, ld, i, j), f);
+                want += fi->is_float && v != 0 && isfinite(v) && fabs(v) < fi->min_normal;
+            }
+        ck_assert_int_eq(mmp_metrics_subnormal_count(p, f, (mmp_layout)lay, ld, rows, cols), want);
+        if (fi->is_float && fi->storage_bits <= 16) ck_assert_int_gt(want, 0);
+        free(p);
+    }
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
     Suite *s = suite_create("metrics");
     TCase *tc = tcase_create("metrics");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, exact_output_is_clean);
+    tcase_add_loop_test(tc, subnormal_count_matches_decode, 0, MMP_FORMAT_COUNT_);
     tcase_add_test(tc, planted_error_found_with_position);
     tcase_add_test(tc, nan_inf_counted_first_and_apart);
     tcase_add_test(tc, nan_excused_only_by_the_input_rounding);

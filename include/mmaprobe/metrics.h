@@ -105,6 +105,18 @@ mmp_status mmp_metrics_subnormal_excess(double *excess, double *sub_abs, const v
                                         int64_t lda, const void *b, mmp_format fb, mmp_layout lb,
                                         int64_t ldb, int64_t m, int64_t n, int64_t k, double alpha);
 
+/* Subnormal elements of a rows x cols matrix of f in layout l (0 for integer formats). */
+int64_t mmp_metrics_subnormal_count(const void *a, mmp_format f, mmp_layout l, int64_t ld, int64_t rows, int64_t cols);
+
+/* The same for A and B on CUDA device `device` (e.g. a case's resident operands), as DGEMMs
+ * (metrics_sub_cuda.cu), the results copied to the host arrays. *none = 1 (and excess, sub_abs
+ * untouched) when no element of A or B is subnormal; excess NULL: only *none is computed.
+ * MMP_STATUS_UNSUPPORTED without CUDA. */
+mmp_status mmp_metrics_subnormal_excess_device(double *excess, double *sub_abs, int *none, const void *a,
+                                               mmp_format fa, mmp_layout la, int64_t lda, const void *b,
+                                               mmp_format fb, mmp_layout lb, int64_t ldb, int64_t m, int64_t n,
+                                               int64_t k, double alpha, int device);
+
 /* Unit of truncation 2^(1-p) of an accumulator format; acc_bits > 0 overrides p. 0 for ints. */
 double mmp_metrics_unit_truncation(mmp_format acc, int acc_bits);
 double mmp_metrics_gamma(double n, double u);            /* n u / (1 - n u); inf if n u >= 1 */
