@@ -74,13 +74,9 @@ double mmp_metrics_ulp(double x, mmp_format f)
     return ldexp(1.0, e - fi->precision);
 }
 
-/* Bounds of one element; s = S_ij, w = |exact|. */
-typedef struct {
-    double k_eff, u_acc, u_mul, u_out, lambda;
-    double abs_term; /* underflow allowance, see metrics.h */
-    double gamma_sub; /* gamma_Ke(u_acc) for the subnormal-factor excess */
-} bound_params;
+typedef mmp_metrics_bound bound_params;
 
+/* Bounds of one element; s = S_ij, w = |exact|. */
 static double bound_of(const bound_params *bp, double gamma, double s, double w, double sub)
 {
     /* sub: Shat - S of the subnormal-factor products, always with the deterministic gamma
@@ -223,20 +219,10 @@ static void metric_blocks(void *ctx, int64_t b0, int64_t b1, int tid)
     }
 }
 
-mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, const mmp_tolerance *tol)
+void mmp_metrics_bound_init(mmp_metrics_bound *bp_, const mmp_metrics_input *in)
 {
-    if (!out || !in || !tol) return MMP_ERR(MMP_STATUS_INVALID, "metrics: NULL argument");
-    if (!in->got || !in->want64) return MMP_ERR(MMP_STATUS_INVALID, "metrics: NULL output or reference");
-    if (in->m <= 0 || in->n <= 0 || in->k <= 0)
-        return MMP_ERR(MMP_STATUS_INVALID, "metrics: empty shape %lldx%lldx%lld", (long long)in->m,
-                       (long long)in->n, (long long)in->k);
+    mmp_metrics_bound bp;
     const mmp_format_info *dfi = mmp_format_get_info(in->d_format);
-    if (!dfi) return MMP_ERR(MMP_STATUS_INVALID, "metrics: unknown output format %d", (int)in->d_format);
-    int64_t need = in->layout == MMP_LAYOUT_ROW ? in->n : in->m;
-    if (in->ldd < need) return MMP_ERR(MMP_STATUS_INVALID, "metrics: ldd %lld < %lld", (long long)in->ldd, (long long)need);
-
-    mmp_metrics_init(out);
-    bound_params bp;
     bp.k_eff = (double)in->k + ceil((double)in->k / 4.0) + 1.0;
     bp.u_acc = in->u_acc;
     bp.u_mul = in->u_mul;
@@ -256,6 +242,27 @@ mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, co
     double gamma_det = mmp_metrics_gamma(bp.k_eff, bp.u_acc);
     bp.gamma_sub = gamma_det;
     double gamma_prob = mmp_metrics_gamma_prob(bp.k_eff, bp.u_acc, bp.lambda);
+    bp.gamma_det = gamma_det;
+    bp.gamma_prob = gamma_prob;
+    *bp_ = bp;
+}
+
+mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, const mmp_tolerance *tol)
+{
+    if (!out || !in || !tol) return MMP_ERR(MMP_STATUS_INVALID, "metrics: NULL argument");
+    if (!in->got || !in->want64) return MMP_ERR(MMP_STATUS_INVALID, "metrics: NULL output or reference");
+    if (in->m <= 0 || in->n <= 0 || in->k <= 0)
+        return MMP_ERR(MMP_STATUS_INVALID, "metrics: empty shape %lldx%lldx%lld", (long long)in->m,
+                       (long long)in->n, (long long)in->k);
+    const mmp_format_info *dfi = mmp_format_get_info(in->d_format);
+    if (!dfi) return MMP_ERR(MMP_STATUS_INVALID, "metrics: unknown output format %d", (int)in->d_format);
+    int64_t need = in->layout == MMP_LAYOUT_ROW ? in->n : in->m;
+    if (in->ldd < need) return MMP_ERR(MMP_STATUS_INVALID, "metrics: ldd %lld < %lld", (long long)in->ldd, (long long)need);
+
+    mmp_metrics_init(out);
+    bound_params bp;
+    mmp_metrics_bound_init(&bp, in);
+    double gamma_det = bp.gamma_det, gamma_prob = bp.gamma_prob;
     out->u_acc = bp.u_acc;
     out->lambda = bp.lambda;
 

@@ -81,7 +81,8 @@ unsigned grid_of(int64_t n)
 extern "C" mmp_status mmp_metrics_subnormal_excess_device(double *excess, double *sub_abs, int *none, const void *a,
                                                          mmp_format fa, mmp_layout la, int64_t lda, const void *b,
                                                          mmp_format fb, mmp_layout lb, int64_t ldb, int64_t m,
-                                                         int64_t n, int64_t k, double alpha, int device)
+                                                         int64_t n, int64_t k, double alpha, int device,
+                                                         int out_on_device)
 {
     const mmp_format_info *ia = mmp_format_get_info(fa), *ib = mmp_format_get_info(fb);
     if (!none || !a || !b || !ia || !ib || m <= 0 || n <= 0 || k <= 0)
@@ -112,8 +113,9 @@ extern "C" mmp_status mmp_metrics_subnormal_excess_device(double *excess, double
     const double one = 1.0, s = fabs(alpha), zero = 0.0;
     /* (A side, B side, accumulate into de (0) or ds (1), beta) per DGEMM */
     static const int plan[4][4] = {{0, 1, 0, 0}, {2, 0, 0, 1}, {3, 2, 1, 0}, {4, 3, 1, 1}};
+    if (out_on_device) { de = excess; ds = sub_abs; }
     if (cudaMalloc(&da, mk * 8) != cudaSuccess || cudaMalloc(&db, kn * 8) != cudaSuccess ||
-        cudaMalloc(&de, mn * 8) != cudaSuccess || (sub_abs && cudaMalloc(&ds, mn * 8) != cudaSuccess)) {
+        (!out_on_device && (cudaMalloc(&de, mn * 8) != cudaSuccess || (sub_abs && cudaMalloc(&ds, mn * 8) != cudaSuccess)))) {
         cudaGetLastError();
         st = MMP_ERR(MMP_STATUS_NO_MEMORY, "subnormal excess (device): cannot allocate %zu MB",
                      (mk + kn + 2 * mn) * 8 >> 20);
@@ -135,14 +137,17 @@ extern "C" mmp_status mmp_metrics_subnormal_excess_device(double *excess, double
             goto done;
         }
     }
-    if (cudaMemcpy(excess, de, mn * 8, cudaMemcpyDeviceToHost) != cudaSuccess ||
-        (sub_abs && cudaMemcpy(sub_abs, ds, mn * 8, cudaMemcpyDeviceToHost) != cudaSuccess))
+    if (out_on_device ? cudaDeviceSynchronize() != cudaSuccess
+                      : (cudaMemcpy(excess, de, mn * 8, cudaMemcpyDeviceToHost) != cudaSuccess ||
+                         (sub_abs && cudaMemcpy(sub_abs, ds, mn * 8, cudaMemcpyDeviceToHost) != cudaSuccess)))
         st = MMP_ERR(MMP_STATUS_CUDA, "subnormal excess (device): %s", cudaGetErrorString(cudaGetLastError()));
 done:
     if (h) cublasDestroy(h);
     cudaFree(da);
     cudaFree(db);
-    cudaFree(de);
-    cudaFree(ds);
+    if (!out_on_device) {
+        cudaFree(de);
+        cudaFree(ds);
+    }
     return st;
 }

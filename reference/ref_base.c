@@ -85,6 +85,9 @@ void mmp_ref_result_init(mmp_ref_result *r) { memset(r, 0, sizeof *r); }
 void mmp_ref_result_clear(mmp_ref_result *r)
 {
     ref_big_free(r->d64); ref_big_free(r->dout); ref_big_free(r->absbound); ref_big_free(r->i64);
+    if (r->dev_d64) ref_cuda2_free(r->dev_d64);
+    if (r->dev_dout) ref_cuda2_free(r->dev_dout);
+    if (r->dev_absbound) ref_cuda2_free(r->dev_absbound);
     mmp_ref_result_init(r);
 }
 

@@ -383,9 +383,15 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     ref_prefault_join(*prefault);   /* the result pages, touched meanwhile (usually done by now) */
     *prefault = NULL;
     MMP_TRY(down(n_und, g->n_und, 1));
-    MMP_TRY(download_big(r->d64, g->h, mn * sizeof(double)));
-    MMP_TRY(download_big(r->dout, g->l, mn * sizeof(double)));
-    if (r->absbound) MMP_TRY(download_big(r->absbound, g->p, mn * sizeof(double)));
+    if (o->keep_device) {   /* the result stays where it is: the caller compares on the device */
+        r->dev_d64 = g->h; r->dev_dout = g->l;
+        g->h = g->l = NULL;
+        if (r->absbound) { r->dev_absbound = g->p; g->p = NULL; }
+    } else {
+        MMP_TRY(download_big(r->d64, g->h, mn * sizeof(double)));
+        MMP_TRY(download_big(r->dout, g->l, mn * sizeof(double)));
+        if (r->absbound) MMP_TRY(download_big(r->absbound, g->p, mn * sizeof(double)));
+    }
     if (*n_und > 0) {
         MMP_TRY(halloc(und, (size_t)*n_und));
         if (*n_und <= UNDECIDED_CAP) {
@@ -404,6 +410,36 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
         }
     }
     r->split.download_s = mmp_clock_now() - t1;
+    return MMP_STATUS_OK;
+}
+
+/* keep_device: the undecided elements' values, decided on the host, into the device arrays */
+__global__ void v2_scatter_kernel(double *d64, double *dout, const int64_t *idx, const double *v, int64_t n)
+{
+    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    d64[idx[t]] = v[2 * t];
+    dout[idx[t]] = v[2 * t + 1];
+}
+
+static mmp_status scatter_up(mmp_ref_result *r, const int64_t *und, int64_t n)
+{
+    double *hv = (double *)malloc((size_t)n * 2 * sizeof(double)), *dv = NULL;
+    int64_t *di = NULL;
+    if (!hv) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
+    for (int64_t t = 0; t < n; t++) { hv[2 * t] = r->d64[und[t]]; hv[2 * t + 1] = r->dout[und[t]]; }
+    cudaError_t e = cudaMalloc(&dv, (size_t)n * 2 * sizeof(double));
+    if (e == cudaSuccess) e = cudaMalloc(&di, (size_t)n * sizeof(int64_t));
+    if (e == cudaSuccess) e = cudaMemcpy(dv, hv, (size_t)n * 2 * sizeof(double), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaMemcpy(di, und, (size_t)n * sizeof(int64_t), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) {
+        v2_scatter_kernel<<<(unsigned)((n + 255) / 256), 256>>>(r->dev_d64, r->dev_dout, di, dv, n);
+        e = cudaDeviceSynchronize();
+    }
+    cudaFree(dv);
+    cudaFree(di);
+    free(hv);
+    MMP_CUDA_CHECK(e);
     return MMP_STATUS_OK;
 }
 
@@ -427,7 +463,8 @@ extern "C" mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void
     int64_t *und = NULL, n_und = 0;
     double t0 = mmp_clock_now();
     size_t bytes = (size_t)g->m * g->n * sizeof(double);
-    void *pf = ref_prefault_start(r->d64, bytes, r->dout, bytes, r->absbound, bytes, threads < 8 ? threads : 8);
+    void *pf = o->keep_device ? NULL
+                              : ref_prefault_start(r->d64, bytes, r->dout, bytes, r->absbound, bytes, threads < 8 ? threads : 8);
     mmp_status st = run_device(r, &dev, &hv, a, b, c, g, o, &und, &n_und, &pf);
     ref_prefault_join(pf);   /* NULL unless run_device stopped before its download */
     r->time.combine_s = mmp_clock_now() - t0 - r->time.convert_s - r->time.gemm_s;
@@ -437,8 +474,13 @@ extern "C" mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void
     if (st == MMP_STATUS_OK && n_und > 0) {
         qsort(und, (size_t)n_und, sizeof *und, cmp_i64);
         st = ref_mpfr_native_list(r, a, b, c, g, und, n_und, threads);
+        if (st == MMP_STATUS_OK && r->dev_d64) st = scatter_up(r, und, n_und);
     }
     free(und);
+    if (r->dev_d64) {   /* keep_device: the host arrays were only the undecided elements' scratch */
+        ref_big_free(r->d64); ref_big_free(r->dout); ref_big_free(r->absbound);
+        r->d64 = r->dout = r->absbound = NULL;
+    }
     return st;
 }
 

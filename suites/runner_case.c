@@ -62,7 +62,9 @@ typedef struct {
     size_t ws_size;
     int ws_on_device;              /* workspace from cudaMalloc (else malloc) */
     int resident;                  /* device stages: buffers live on the device (runner_dev.cu) */
+    int devcheck;                  /* resident, and the comparison runs on the device too */
     void *stream;                  /* resident: the case stream every stage is queued on */
+    void *got0;                    /* devcheck: run 1's output, kept on the device */
 } operands;
 
 /* Device stages for a device kernel unless MMP_DEVICE_STAGES=0 (the host stages are the
@@ -82,6 +84,8 @@ static void operands_clear(operands *ops)
 {
     for (int i = 0; i < 4; i++) mmp_buffer_clear(&ops->buf[i]);
 #ifdef MMP_HAVE_CUDA
+    if (ops->got0) cudaFree(ops->got0);
+    ops->got0 = NULL;
     if (ops->workspace && ops->ws_on_device) cudaFree(ops->workspace);
     else
 #endif
@@ -311,13 +315,27 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     stage[MMP_STAGE_INPUTS] += mmp_runner_now_ms() - t0;
     if (st != MMP_STATUS_OK) goto done;
     t0 = mmp_runner_now_ms();
-    st = mmp_ref_compute(&ref, c, &ops.buf[0], &ops.buf[1], ops.have_c ? &ops.buf[2] : NULL, o->device);
+    int devcheck = 0;
+#ifdef MMP_HAVE_CUDA
+    devcheck = ops.resident && mmp_check_device_ok(c, o);
+#endif
+    st = mmp_ref_compute(&ref, c, &ops.buf[0], &ops.buf[1], ops.have_c ? &ops.buf[2] : NULL, o->device, devcheck);
     r->time_reference_ms = mmp_runner_now_ms() - t0;
     stage[MMP_STAGE_REFERENCE] = r->time_reference_ms;
     r->n_mpfr = ref.n_mpfr;
     r->n_exact = ref.n_exact;
     r->n_dot = ref.n_dot;
     if (st != MMP_STATUS_OK) goto done;
+    ops.devcheck = devcheck && ref.dev_exact && ref.dev_want_out;   /* else the host compares */
+#ifdef MMP_HAVE_CUDA
+    if (ops.devcheck && cudaMalloc(&ops.got0, ops.buf[3].data_bytes) != cudaSuccess) {
+        cudaGetLastError();
+        ops.got0 = NULL;
+        st = MMP_ERR(MMP_STATUS_NO_MEMORY, "cannot allocate %zu bytes of device memory for run 1's output",
+                     ops.buf[3].data_bytes);
+        goto done;
+    }
+#endif
     if (k->workspace_bytes) {
         ops.ws_size = k->workspace_bytes(c->m, c->n, c->k);
         if (ops.ws_size) {
@@ -364,10 +382,20 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
         st = check_damage(r, &ops, dmg[run]);
         if (st != MMP_STATUS_OK) goto done;
         runs_done++;
-        out[run] = malloc(d->data_bytes);
-        if (!out[run]) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory"); goto done; }
         stage[MMP_STAGE_GUARDS] += mmp_runner_now_ms() - t0;
         t0 = mmp_runner_now_ms();
+#ifdef MMP_HAVE_CUDA
+        if (ops.devcheck) {   /* run 1's output is copied on the device; run 2's stays in D */
+            if (run == 0 && cudaMemcpyAsync(ops.got0, mmp_buffer_kernel_ptr(d), d->data_bytes, cudaMemcpyDeviceToDevice,
+                                            (cudaStream_t)ops.stream) != cudaSuccess)
+                st = MMP_ERR(MMP_STATUS_CUDA, "copy of run 1's output: %s", cudaGetErrorString(cudaGetLastError()));
+            stage[MMP_STAGE_TRANSFER] += mmp_runner_now_ms() - t0;
+            if (st != MMP_STATUS_OK) goto done;
+            continue;
+        }
+#endif
+        out[run] = malloc(d->data_bytes);
+        if (!out[run]) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory"); goto done; }
 #ifdef MMP_HAVE_CUDA
         if (ops.resident) st = mmp_buffer_dev_download(out[run], d, ops.stream);
         else
@@ -381,19 +409,18 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     /* Unwritten and nondeterministic; unwritten elements are then set to the expected value so
      * that they are reported once, as unwritten, and not again as wrong values. */
     int64_t un_i = -1, un_j = -1, nd_i = -1, nd_j = -1;
-    st = mmp_runner_scan_outputs(r, &un_i, &un_j, &nd_i, &nd_j, out, &ref, c);
-    if (st != MMP_STATUS_OK) goto done;
-    if (r->n_unwritten) {
-        r->reasons |= MMP_REASON_UNWRITTEN;
-        mmp_runner_say(r, "unwritten: %lld of %lld output elements still hold poison, first (%lld,%lld)",
-            (long long)r->n_unwritten, (long long)(c->m * c->n), (long long)un_i, (long long)un_j);
+#ifdef MMP_HAVE_CUDA
+    if (ops.devcheck) {   /* the scan and the comparison in one pass on the device */
+        st = mmp_check_output_device(r, c, &ref, ops.got0, mmp_buffer_kernel_ptr(d), o, ops.buf, ops.stream);
+        if (st != MMP_STATUS_OK) goto done;
+    } else
+#endif
+    {
+        st = mmp_runner_scan_outputs(r, &un_i, &un_j, &nd_i, &nd_j, out, &ref, c);
+        if (st != MMP_STATUS_OK) goto done;
+        mmp_runner_say_scan(r, c, un_i, un_j, nd_i, nd_j);
+        mmp_check_output(r, c, &ref, out[0], o, ops.buf);
     }
-    if (r->n_nondet && k->deterministic) {
-        r->reasons |= MMP_REASON_NONDETERMINISTIC;
-        mmp_runner_say(r, "nondeterministic: %lld elements differ between two runs, first (%lld,%lld)",
-            (long long)r->n_nondet, (long long)nd_i, (long long)nd_j);
-    }
-    mmp_check_output(r, c, &ref, out[0], o, ops.buf);
     stage[MMP_STAGE_COMPARE] += mmp_runner_now_ms() - t0;
     r->verdict = (r->reasons & ~(uint32_t)MMP_REASON_OVERFLOW) ? MMP_VERDICT_FAIL : MMP_VERDICT_PASS;
 done:

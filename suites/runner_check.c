@@ -88,29 +88,8 @@ static int special_alt(void *ctx, int64_t i, int64_t j, double got)
     return class_rounded(x, i, j, MMP_ROUND_NEAREST_EVEN) == g || class_rounded(x, i, j, MMP_ROUND_TOWARD_ZERO) == g;
 }
 
-void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
-                      const mmp_runner_options *o, const mmp_buffer *ops)
-{
-    size_t mn = (size_t)(c->m * c->n);
-    double *sub = NULL, *sub_abs = NULL;
-    unsigned char *bad = calloc(mn, 1), *flushed = calloc(mn, 1);
-    if (!bad || !flushed) {
-        free(bad);
-        free(flushed);
-        r->reasons |= MMP_REASON_BOUND_EXCEEDED;
-        snprintf(r->message, sizeof r->message, "metrics: out of memory");
-        return;
-    }
-    check_output(r, c, ref, got, o, ops, bad, flushed, &sub, &sub_abs);
-    free(bad);
-    free(flushed);
-    free(sub);
-    free(sub_abs);
-}
-
-static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
-                         const mmp_runner_options *o, const mmp_buffer *ops, unsigned char *bad,
-                         unsigned char *flushed, double **sub, double **sub_abs)
+void mmp_check_input_init(mmp_metrics_input *in_, mmp_case_result *r, const mmp_case *c, const mmp_ref *ref,
+                          const void *got, const mmp_runner_options *o)
 {
     const mmp_kernel_desc *k = c->kernel;
     mmp_format df = (mmp_format)k->d_format;
@@ -146,6 +125,37 @@ static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *r
         if (mf && af && mf->is_float && af->is_float && mf->precision < af->precision)
             in.u_mul = ldexp(1.0, 1 - mf->precision);
     }
+    *in_ = in;
+}
+
+void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
+                      const mmp_runner_options *o, const mmp_buffer *ops)
+{
+    size_t mn = (size_t)(c->m * c->n);
+    double *sub = NULL, *sub_abs = NULL;
+    unsigned char *bad = calloc(mn, 1), *flushed = calloc(mn, 1);
+    if (!bad || !flushed) {
+        free(bad);
+        free(flushed);
+        r->reasons |= MMP_REASON_BOUND_EXCEEDED;
+        snprintf(r->message, sizeof r->message, "metrics: out of memory");
+        return;
+    }
+    check_output(r, c, ref, got, o, ops, bad, flushed, &sub, &sub_abs);
+    free(bad);
+    free(flushed);
+    free(sub);
+    free(sub_abs);
+}
+
+static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
+                         const mmp_runner_options *o, const mmp_buffer *ops, unsigned char *bad,
+                         unsigned char *flushed, double **sub, double **sub_abs)
+{
+    const mmp_kernel_desc *k = c->kernel;
+    mmp_format df = (mmp_format)k->d_format;
+    mmp_metrics_input in;
+    mmp_check_input_init(&in, r, c, ref, got, o);
     /* products with a subnormal factor (metrics.h: the bound's subnormal excess) */
     const mmp_format_info *fa = mmp_format_get_info((mmp_format)k->a_format);
     if (fa && fa->is_float && ops && ops[0].image && ops[1].image) {
@@ -158,7 +168,7 @@ static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *r
         if (da && db)
             st = mmp_metrics_subnormal_excess_device(NULL, NULL, &none, da, (mmp_format)k->a_format, c->la, c->lda, db,
                                                      (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k, c->alpha,
-                                                     o->device);
+                                                     o->device, 0);
         else
             none = mmp_metrics_subnormal_count(mmp_buffer_filled(&ops[0]), (mmp_format)k->a_format, c->la, c->lda, c->m,
                                                c->k) == 0 &&
@@ -172,7 +182,7 @@ static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *r
             st = mmp_metrics_subnormal_excess_device(*sub, *sub_abs, &none,
                                                      da, (mmp_format)k->a_format, c->la, c->lda, db,
                                                      (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k,
-                                                     c->alpha, o->device);
+                                                     c->alpha, o->device, 0);
         if (*sub && *sub_abs && st != MMP_STATUS_OK)   /* host operands, or the device could not */
             st = mmp_metrics_subnormal_excess(*sub, *sub_abs, mmp_buffer_filled(&ops[0]), (mmp_format)k->a_format,
                                               c->la, c->lda, mmp_buffer_filled(&ops[1]), (mmp_format)k->b_format,
@@ -209,12 +219,7 @@ no_excess:;
                 double w = ref->exact[i * c->n + j];
                 int bad = isnan(g) != isnan(w) || (!isnan(w) && (isinf(g) || isinf(w)) && g != w);
                 if (!bad || (in.special_alt && in.special_alt(in.special_ctx, i, j, g))) continue;
-                char *msg = r->message;
-                size_t used = strlen(msg);
-                snprintf(msg + used, sizeof r->message - used,
-                         "%snan-mismatch: %lld NaN and %lld Inf mismatches, first (%lld,%lld) got %g want %g",
-                         used ? "; " : "", (long long)m->nan_mismatch, (long long)m->inf_mismatch,
-                         (long long)i, (long long)j, g, w);
+                mmp_check_say_nan(r, i, j, g, w);
                 goto nan_done;
             }
     }
@@ -247,13 +252,7 @@ nan_done:;
         }
         free(J.count);
         free(J.first);
-        if (bad) {
-            r->reasons |= MMP_REASON_EXACT_MISMATCH;
-            size_t used = strlen(r->message);
-            snprintf(r->message + used, sizeof r->message - used,
-                     "%sexact-mismatch: %lld elements differ from the exact result, first (%lld,%lld) got %.17g want %.17g",
-                     used ? "; " : "", (long long)bad, (long long)bi, (long long)bj, bg, bw);
-        }
+        mmp_check_say_exact(r, bad, bi, bj, bg, bw);
         return;
     }
     int narrow = o->tol.mode == MMP_TOLERANCE_BOUND && mmp_check_is_narrow(k) && ops;
@@ -276,14 +275,38 @@ nan_done:;
             double g = mmp_format_load(got, mmp_gemm_index(c->ld, c->ldd, i, j), df);
             if (isfinite(g) && isfinite(ref->exact[x])) finite_bad++;
         }
-    if (finite_bad > 0) {
-        r->reasons |= MMP_REASON_BOUND_EXCEEDED;
-        size_t used = strlen(r->message);
-        snprintf(r->message + used, sizeof r->message - used,
-                 "%sbound-exceeded: %lld elements beyond the %s tolerance, first (%lld,%lld); worst "
-                 "error/bound %.3g at (%lld,%lld) got %.9g want %.9g",
-                 used ? "; " : "", (long long)finite_bad, mmp_tolerance_name(o->tol.mode),
-                 (long long)m->first_bad_i, (long long)m->first_bad_j, m->max_ratio_det, (long long)m->worst_i,
-                 (long long)m->worst_j, m->worst_got, m->worst_want);
-    }
+    mmp_check_say_bound(r, finite_bad, o);
+}
+
+void mmp_check_say_nan(mmp_case_result *r, int64_t i, int64_t j, double g, double w)
+{
+    const mmp_metrics *m = &r->metrics;
+    size_t used = strlen(r->message);
+    snprintf(r->message + used, sizeof r->message - used,
+             "%snan-mismatch: %lld NaN and %lld Inf mismatches, first (%lld,%lld) got %g want %g", used ? "; " : "",
+             (long long)m->nan_mismatch, (long long)m->inf_mismatch, (long long)i, (long long)j, g, w);
+}
+
+void mmp_check_say_exact(mmp_case_result *r, int64_t bad, int64_t i, int64_t j, double g, double w)
+{
+    if (!bad) return;
+    r->reasons |= MMP_REASON_EXACT_MISMATCH;
+    size_t used = strlen(r->message);
+    snprintf(r->message + used, sizeof r->message - used,
+             "%sexact-mismatch: %lld elements differ from the exact result, first (%lld,%lld) got %.17g want %.17g",
+             used ? "; " : "", (long long)bad, (long long)i, (long long)j, g, w);
+}
+
+void mmp_check_say_bound(mmp_case_result *r, int64_t finite_bad, const mmp_runner_options *o)
+{
+    const mmp_metrics *m = &r->metrics;
+    if (finite_bad <= 0) return;
+    r->reasons |= MMP_REASON_BOUND_EXCEEDED;
+    size_t used = strlen(r->message);
+    snprintf(r->message + used, sizeof r->message - used,
+             "%sbound-exceeded: %lld elements beyond the %s tolerance, first (%lld,%lld); worst "
+             "error/bound %.3g at (%lld,%lld) got %.9g want %.9g",
+             used ? "; " : "", (long long)finite_bad, mmp_tolerance_name(o->tol.mode),
+             (long long)m->first_bad_i, (long long)m->first_bad_j, m->max_ratio_det, (long long)m->worst_i,
+             (long long)m->worst_j, m->worst_got, m->worst_want);
 }

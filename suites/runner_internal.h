@@ -8,6 +8,7 @@
 #ifndef MMAPROBE_RUNNER_INTERNAL_H
 #define MMAPROBE_RUNNER_INTERNAL_H
 
+#include "mmaprobe/metrics.h"
 #include "mmaprobe/reference.h"
 #include "mmaprobe/runner.h"
 #include "dist_hd.h"
@@ -110,29 +111,64 @@ typedef struct mmp_ref {
     double *absdot;                /* |alpha| sum |a||b| + |beta||c| */
     double *want_out;              /* exact rounded to the output format (nearest even) */
     int int_acc;                   /* integer accumulator: results are exact */
+    /* keep_device (the comparison on the device): the three arrays there, the host ones NULL;
+     * NULL when the reference could not keep them (its CPU path, integer inputs) */
+    const double *dev_exact, *dev_absdot, *dev_want_out;
 } mmp_ref;
+/* keep_device: ask the device path to leave its result on the device (resident buffers). */
 mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_buffer *b,
-                           mmp_buffer *cc, int device);
+                           mmp_buffer *cc, int device, int keep_device);
 /* Unwritten (poison in either run; integers: both sentinels) and nondeterministic (runs differ)
  * elements of the two outputs; unwritten ones are set to the reference's value in out[0] so they
  * are reported once. Counts into r, the row-major first positions into un_ / nd_. */
 mmp_status mmp_runner_scan_outputs(mmp_case_result *r, int64_t *un_i, int64_t *un_j, int64_t *nd_i,
                                    int64_t *nd_j, void **out, const mmp_ref *ref, const mmp_case *c);
 void mmp_ref_clear(mmp_ref *ref);
+/* The scan's reasons and message parts (unwritten; nondeterministic unless declared so). */
+void mmp_runner_say_scan(mmp_case_result *r, const mmp_case *c, int64_t un_i, int64_t un_j, int64_t nd_i,
+                         int64_t nd_j);
 /* Compare got (D's data in the case's layout and ldd) with the reference; fill r's metrics,
  * reasons and message. */
 void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
                       const mmp_runner_options *o, const mmp_buffer *ops);
+/* The metrics' input of a case (runner_check.c): formats, units (a fitted model's where
+ * o->acc_model has the instruction: r->tolerance says so), the host reference arrays. */
+void mmp_check_input_init(mmp_metrics_input *in, mmp_case_result *r, const mmp_case *c, const mmp_ref *ref,
+                          const void *got, const mmp_runner_options *o);
+/* The reasons and message parts of a comparison, from its facts (host or device comparison). */
+void mmp_check_say_nan(mmp_case_result *r, int64_t i, int64_t j, double g, double w);
+void mmp_check_say_exact(mmp_case_result *r, int64_t bad, int64_t i, int64_t j, double g, double w);
+void mmp_check_say_bound(mmp_case_result *r, int64_t finite_bad, const mmp_runner_options *o);
 /* runner_verdict.c (ops: the A, B, C buffers; their pristine images are read) */
 int mmp_check_is_narrow(const mmp_kernel_desc *k);
 /* Narrow accumulator against the tensor-core model: elements beyond its tolerance marked in bad,
  * their count (or 1 for a norm failure) returned; -1 when no model applies (message says so). */
 int64_t mmp_check_narrow(mmp_case_result *r, unsigned char *bad, double *worst_ratio, const mmp_case *c,
                          const mmp_ref *ref, const void *got, const mmp_buffer *ops, const mmp_runner_options *o);
+/* 1 if mmp_check_narrow would run the model reference (it reads the arrays), 0 if it only says
+ * there is no meaningful bound. */
+int mmp_check_narrow_runs_model(const mmp_case *c, const mmp_runner_options *o);
 int mmp_check_rounding(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
                        const double *sub_excess);
 int64_t mmp_check_flush(mmp_case_result *r, unsigned char *flushed, const mmp_case *c, const mmp_ref *ref,
                         const void *got, const double *sub_abs);
+/* The two checks' parts, for the comparison on the device: whether they apply and their
+ * constants (0: not checked), and the verdict from the counts / sums (runner_verdict.c). */
+int mmp_check_rounding_params(double *max_out, double *gamma, double *floor_term, const mmp_case *c, int have_absdot);
+int mmp_check_rounding_sums(mmp_case_result *r, const mmp_case *c, const double q[5]);
+int mmp_check_flush_params(int *pacc, double *lost, double *min_normal, const mmp_case *c);
+void mmp_check_flush_say(mmp_case_result *r, int64_t n, int64_t fi, int64_t fj, double fw);
+
+#ifdef MMP_HAVE_CUDA
+/* ---- runner_check_dev.c: the comparison on the device (runner_devcheck.h) ---- */
+/* 1 if the device comparison can take case c (resident buffers; no tf32-style input rounding,
+ * whose NaN/Inf excuse needs the inputs; no tensor-core model reference to run on the host). */
+int mmp_check_device_ok(const mmp_case *c, const mmp_runner_options *o);
+/* mmp_runner_scan_outputs and mmp_check_output in one pass on the device: got0 (run 1's output,
+ * unwritten elements overwritten) and got1 in D's layout, the reference's device arrays. */
+mmp_status mmp_check_output_device(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, void *got0,
+                                   const void *got1, const mmp_runner_options *o, const mmp_buffer *ops, void *stream);
+#endif
 
 /* ---- runner_common.c: shared by every case path (runner_run.c > runner_case.c >
  * runner_operator.c > runner_common.c) ---- */

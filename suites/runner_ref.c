@@ -9,7 +9,7 @@
 #include "runner_internal.h"
 
 mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_buffer *b,
-                           mmp_buffer *cc, int device)
+                           mmp_buffer *cc, int device, int keep_device)
 {
     memset(ref, 0, sizeof *ref);
     mmp_ref_result *r = &ref->res;
@@ -30,6 +30,7 @@ mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_b
             o.dev_a = mmp_buffer_kernel_ptr(a);
             o.dev_b = mmp_buffer_kernel_ptr(b);
             o.dev_c = cc ? mmp_buffer_kernel_ptr(cc) : NULL;
+            o.keep_device = keep_device;
         }
         st = mmp_ref_gemm(r, mmp_buffer_host(a), mmp_buffer_host(b), cc ? mmp_buffer_host(cc) : NULL, &g, &o);
         if (st != MMP_STATUS_OK) {   /* fall back to the CPU path */
@@ -45,6 +46,9 @@ mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_b
     ref->exact = r->d64;
     ref->absdot = r->absbound;
     ref->want_out = r->dout;
+    ref->dev_exact = r->dev_d64;
+    ref->dev_absdot = r->dev_absbound;
+    ref->dev_want_out = r->dev_dout;
     ref->n_mpfr = r->n_mpfr;
     ref->n_exact = r->n_exact;
     ref->n_dot = r->split.n_dot;
@@ -55,6 +59,6 @@ mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_b
 
 void mmp_ref_clear(mmp_ref *ref)
 {
-    if (ref->exact || ref->want_out) mmp_ref_result_clear(&ref->res);
+    if (ref->exact || ref->want_out || ref->dev_exact) mmp_ref_result_clear(&ref->res);
     memset(ref, 0, sizeof *ref);
 }

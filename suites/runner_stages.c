@@ -144,6 +144,21 @@ mmp_status mmp_runner_scan_outputs(mmp_case_result *r, int64_t *un_i, int64_t *u
     return MMP_STATUS_OK;
 }
 
+void mmp_runner_say_scan(mmp_case_result *r, const mmp_case *c, int64_t un_i, int64_t un_j, int64_t nd_i,
+                         int64_t nd_j)
+{
+    if (r->n_unwritten) {
+        r->reasons |= MMP_REASON_UNWRITTEN;
+        mmp_runner_say(r, "unwritten: %lld of %lld output elements still hold poison, first (%lld,%lld)",
+                       (long long)r->n_unwritten, (long long)(c->m * c->n), (long long)un_i, (long long)un_j);
+    }
+    if (r->n_nondet && c->kernel->deterministic) {
+        r->reasons |= MMP_REASON_NONDETERMINISTIC;
+        mmp_runner_say(r, "nondeterministic: %lld elements differ between two runs, first (%lld,%lld)",
+                       (long long)r->n_nondet, (long long)nd_i, (long long)nd_j);
+    }
+}
+
 /* ---- buffer fills and copies: bytes by fixed 4 MiB chunks, elements by lines ---- */
 #define BYTE_CHUNK ((int64_t)1 << 22)
 

@@ -48,6 +48,11 @@ int mmp_check_is_narrow(const mmp_kernel_desc *k)
     return p <= 16;
 }
 
+int mmp_check_narrow_runs_model(const mmp_case *c, const mmp_runner_options *o)
+{
+    return o->tol.mode == MMP_TOLERANCE_BOUND && mmp_check_is_narrow(c->kernel) && c->m * c->n * c->k <= MAX_MODEL_WORK;
+}
+
 int64_t mmp_check_narrow(mmp_case_result *r, unsigned char *bad, double *worst_ratio, const mmp_case *c,
                          const mmp_ref *ref, const void *got, const mmp_buffer *ops, const mmp_runner_options *o)
 {
@@ -189,29 +194,41 @@ static void round_rows(void *ctx, int64_t i0, int64_t i1, int tid)
     }
 }
 
+int mmp_check_rounding_params(double *max_out, double *gamma, double *floor_term, const mmp_case *c, int have_absdot)
+{
+    const mmp_kernel_desc *k = c->kernel;
+    const mmp_format_info *dfi = mmp_format_get_info((mmp_format)k->d_format),
+                          *afi = mmp_format_get_info((mmp_format)k->acc_format);
+    if (!dfi || !afi || !dfi->is_float || !afi->is_float || k->out_round != MMP_ROUND_NEAREST_EVEN) return 0;
+    int pacc = k->acc_bits > 0 ? k->acc_bits : afi->precision;
+    if (dfi->precision >= pacc || !have_absdot) return 0;
+    double ke = (double)c->k + ceil((double)c->k / 4.0) + 1.0;
+    *gamma = mmp_metrics_gamma(ke, mmp_metrics_unit_truncation((mmp_format)k->acc_format, k->acc_bits));
+    *max_out = dfi->max_finite;
+    *floor_term = afi->min_normal * (ke + 1);
+    return isfinite(*gamma);
+}
+
 int mmp_check_rounding(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
                        const double *sub_excess)
 {
-    const mmp_kernel_desc *k = c->kernel;
-    mmp_format df = (mmp_format)k->d_format;
-    const mmp_format_info *dfi = mmp_format_get_info(df), *afi = mmp_format_get_info((mmp_format)k->acc_format);
-    if (!dfi || !afi || !dfi->is_float || !afi->is_float || k->out_round != MMP_ROUND_NEAREST_EVEN) return 0;
-    int pacc = k->acc_bits > 0 ? k->acc_bits : afi->precision;
-    if (dfi->precision >= pacc || !ref->absdot) return 0;
-    double ke = (double)c->k + ceil((double)c->k / 4.0) + 1.0;
-    double gamma = mmp_metrics_gamma(ke, mmp_metrics_unit_truncation((mmp_format)k->acc_format, k->acc_bits));
-    if (!isfinite(gamma)) return 0;
-    round_job J = {c, ref, got, sub_excess, df, dfi->max_finite, gamma, afi->min_normal * (ke + 1),
-                   calloc((size_t)c->m * 5, sizeof(double))};
+    round_job J = {c, ref, got, sub_excess, (mmp_format)c->kernel->d_format, 0, 0, 0, NULL};
+    if (!mmp_check_rounding_params(&J.max_out, &J.gamma, &J.floor_term, c, ref->absdot != NULL)) return 0;
+    J.rows = calloc((size_t)c->m * 5, sizeof(double));
     if (!J.rows) return 0;
     mmp_parallel_for(mmp_parallel_threads(0), c->m, 16, round_rows, &J);
-    double ss = 0, st = 0, ss2 = 0, st2 = 0;
-    int64_t n = 0;
-    for (int64_t i = 0; i < c->m; i++) {   /* in row order: the same sums on any thread count */
-        const double *q = J.rows + 5 * i;
-        ss += q[0]; ss2 += q[1]; st += q[2]; st2 += q[3]; n += (int64_t)q[4];
-    }
+    double q[5] = {0, 0, 0, 0, 0};
+    for (int64_t i = 0; i < c->m; i++)   /* in row order: the same sums on any thread count */
+        for (int t = 0; t < 5; t++) q[t] += J.rows[5 * i + t];
     free(J.rows);
+    return mmp_check_rounding_sums(r, c, q);
+}
+
+int mmp_check_rounding_sums(mmp_case_result *r, const mmp_case *c, const double q[5])
+{
+    mmp_format df = (mmp_format)c->kernel->d_format;
+    double ss = q[0], ss2 = q[1], st = q[2], st2 = q[3];
+    int64_t n = (int64_t)q[4];
     if (n < 64) return 0;
     double thr = sqrt(log(4.0 / 1e-9) / (2.0 * (double)n));
     double ms = ss / n, mt = st / n;
@@ -281,22 +298,29 @@ static void flush_rows(void *ctx, int64_t i0, int64_t i1, int tid)
         }
 }
 
+int mmp_check_flush_params(int *pacc, double *lost, double *min_normal, const mmp_case *c)
+{
+    const mmp_kernel_desc *k = c->kernel;
+    const mmp_format_info *dfi = mmp_format_get_info((mmp_format)k->d_format),
+                          *afi = mmp_format_get_info((mmp_format)k->acc_format);
+    if (!dfi || !afi || !dfi->is_float || !afi->is_float || k->flush_subnormals) return 0;
+    int floor_e = k->acc_format == MMP_FORMAT_FP32 ? -133 : k->acc_format == MMP_FORMAT_FP16 ? -21
+                : (int)lround(log2(afi->min_normal));
+    *pacc = k->acc_bits > 0 ? k->acc_bits : afi->precision;
+    *lost = ((double)c->k + 1) * ldexp(1.0, floor_e - *pacc + 1) + dfi->min_subnormal;
+    *min_normal = dfi->min_normal;
+    return 1;
+}
+
 int64_t mmp_check_flush(mmp_case_result *r, unsigned char *flushed, const mmp_case *c, const mmp_ref *ref,
                         const void *got, const double *sub_abs)
 {
-    const mmp_kernel_desc *k = c->kernel;
-    mmp_format df = (mmp_format)k->d_format;
-    const mmp_format_info *dfi = mmp_format_get_info(df), *afi = mmp_format_get_info((mmp_format)k->acc_format);
-    if (!dfi || !afi || !dfi->is_float || !afi->is_float) return 0;
-    int floor_e = k->acc_format == MMP_FORMAT_FP32 ? -133 : k->acc_format == MMP_FORMAT_FP16 ? -21
-                : (int)lround(log2(afi->min_normal));
-    int pacc = k->acc_bits > 0 ? k->acc_bits : afi->precision;
-    flush_job J = {c, ref, got, sub_abs, flushed, df, dfi->min_normal, pacc,
-                   ((double)c->k + 1) * ldexp(1.0, floor_e - pacc + 1) + dfi->min_subnormal,
-                   calloc((size_t)c->m, sizeof(int64_t))};
-    if (!J.count) return 0;
+    flush_job J = {c, ref, got, sub_abs, flushed, (mmp_format)c->kernel->d_format, 0, 0, 0, NULL};
     memset(flushed, 0, (size_t)(c->m * c->n));
-    if (!k->flush_subnormals) mmp_parallel_for(mmp_parallel_threads(0), c->m, 16, flush_rows, &J);
+    if (!mmp_check_flush_params(&J.pacc, &J.lost, &J.min_normal, c)) return 0;
+    J.count = calloc((size_t)c->m, sizeof(int64_t));
+    if (!J.count) return 0;
+    mmp_parallel_for(mmp_parallel_threads(0), c->m, 16, flush_rows, &J);
     int64_t n = 0, fi = -1, fj = -1;
     double fw = 0;
     for (int64_t i = 0; i < c->m; i++) {
@@ -306,13 +330,17 @@ int64_t mmp_check_flush(mmp_case_result *r, unsigned char *flushed, const mmp_ca
         n += J.count[i];
     }
     free(J.count);
-    if (n) {
-        char part[300];
-        snprintf(part, sizeof part, "%lld outputs are 0 where the reference is a subnormal (or comes from subnormal "
-                 "inputs alone) the hardware keeps, first (%lld,%lld) want %.9g; flush is not declared",
-                 (long long)n, (long long)fi, (long long)fj, fw);
-        say(r, "%sflushed-subnormal: %s", part);
-        r->reasons |= MMP_REASON_FLUSHED_SUBNORMAL;
-    }
+    mmp_check_flush_say(r, n, fi, fj, fw);
     return n;
+}
+
+void mmp_check_flush_say(mmp_case_result *r, int64_t n, int64_t fi, int64_t fj, double fw)
+{
+    if (!n) return;
+    char part[300];
+    snprintf(part, sizeof part, "%lld outputs are 0 where the reference is a subnormal (or comes from subnormal "
+             "inputs alone) the hardware keeps, first (%lld,%lld) want %.9g; flush is not declared",
+             (long long)n, (long long)fi, (long long)fj, fw);
+    say(r, "%sflushed-subnormal: %s", part);
+    r->reasons |= MMP_REASON_FLUSHED_SUBNORMAL;
 }

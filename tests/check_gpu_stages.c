@@ -6,8 +6,10 @@
  *   - damage: a planted change in a guard, in the ld padding and in a matrix element is
  *     counted, with its first position, as mmp_buffer_damage counts it;
  *   - verdicts: the built-in smoke and edge suites of a set of device kernels and every CUDA
- *     mutant's suite-file cases give the same verdict, reasons and counts with
- *     MMP_DEVICE_STAGES=0 (the host stages) and without (the device stages).
+ *     mutant's suite-file cases give the same verdict, reasons, message, counts, metrics,
+ *     histogram and heatmap (the norm to 1e-12: its sums are rounded in another order) with
+ *     MMP_DEVICE_STAGES=0 (the host stages and comparison) and without (the device stages and
+ *     the comparison on the device).
  * Each test runs in check's forked child; the verdict test creates no CUDA context itself
  * (mmp_runner_run forks its own children). Without a CUDA device: exit 77 with the reason.
  *
@@ -174,7 +176,7 @@ START_TEST(excess_matches_host)
                   MMP_STATUS_OK);
         int none = -1;
         ck_assert_msg(mmp_metrics_subnormal_excess_device(ed, sd, &none, da, f, c.la, c.lda, db, f, c.lb, c.ldb, c.m, c.n,
-                                                          c.k, c.alpha, 0) == MMP_STATUS_OK, "%s", mmp_error_last());
+                                                          c.k, c.alpha, 0, 0) == MMP_STATUS_OK, "%s", mmp_error_last());
         ck_assert_int_eq(none, 0);
         int64_t nonzero = 0;
         for (size_t x = 0; x < mn; x++) {
@@ -185,15 +187,15 @@ START_TEST(excess_matches_host)
         }
         ck_assert_msg(nonzero > (int64_t)mn / 4, "%s: only %lld of %zu elements have an excess: the test is weak",
                       mmp_format_name(f), (long long)nonzero, mn);
-        /* uniform data: no subnormal, so no excess and nothing computed */
+        /* exact data (small integers): no subnormal, so no excess and nothing computed */
         mmp_case u = c;
-        u.dist = MMP_DIST_UNIFORM;
+        u.dist = MMP_DIST_EXACT;
         mmp_case_finish(&u);
         ck_assert(mmp_case_fill(a, &u, 0) == MMP_STATUS_OK && mmp_case_fill(b, &u, 1) == MMP_STATUS_OK);
         ck_assert_int_eq(cudaMemcpy(da, a, sa, cudaMemcpyHostToDevice), cudaSuccess);
         ck_assert_int_eq(cudaMemcpy(db, b, sb, cudaMemcpyHostToDevice), cudaSuccess);
         ck_assert(mmp_metrics_subnormal_excess_device(ed, sd, &none, da, f, c.la, c.lda, db, f, c.lb, c.ldb, c.m, c.n,
-                                                      c.k, c.alpha, 0) == MMP_STATUS_OK);
+                                                      c.k, c.alpha, 0, 0) == MMP_STATUS_OK);
         ck_assert_int_eq(none, 1);
         free(a); free(b); free(eh); free(sh); free(ed); free(sd);
         cudaFree(da);
@@ -206,6 +208,29 @@ END_TEST
 static const char *const kernels[] = {"cublas_bf16_f32", "cublas_f16_f16", "cublas_tf32", "cublaslt_e4m3_bf16",
                                       "cublaslt_i8_i32", "fp16_ptx_mma", "bf16_mma_swizzle_3stage", "fp8_mma",
                                       "int8_ptx_mma_k32", "int4_ptx_mma_k64", "simt_f64"};
+
+static int same_double(double x, double y) { return (isnan(x) && isnan(y)) || x == y; }
+
+/* Everything but the timings and the norm (its sums are rounded in another order: 1e-12) */
+static int same_result(const mmp_case_result *a, const mmp_case_result *b)
+{
+    const mmp_metrics *p = &a->metrics, *q = &b->metrics;
+    if (a->verdict != b->verdict || a->reasons != b->reasons || a->n_unwritten != b->n_unwritten ||
+        a->n_nondet != b->n_nondet || a->n_guard != b->n_guard || a->n_input_modified != b->n_input_modified ||
+        strcmp(a->message, b->message) != 0 || strcmp(a->tolerance, b->tolerance) != 0)
+        return 0;
+    if (p->count != q->count || p->nan_mismatch != q->nan_mismatch || p->inf_mismatch != q->inf_mismatch ||
+        p->above_det != q->above_det || p->above_prob != q->above_prob || p->above_tol != q->above_tol ||
+        p->first_bad_i != q->first_bad_i || p->first_bad_j != q->first_bad_j || p->worst_i != q->worst_i ||
+        p->worst_j != q->worst_j || !same_double(p->worst_got, q->worst_got) ||
+        !same_double(p->worst_want, q->worst_want) || !same_double(p->max_abs_err, q->max_abs_err) ||
+        !same_double(p->max_rel_err, q->max_rel_err) || !same_double(p->max_ulp, q->max_ulp) ||
+        !same_double(p->max_ratio_det, q->max_ratio_det) || !same_double(p->max_ratio_prob, q->max_ratio_prob) ||
+        p->heat_rows != q->heat_rows || p->heat_cols != q->heat_cols)
+        return 0;
+    if (memcmp(p->hist, q->hist, sizeof p->hist) != 0 || memcmp(p->heat, q->heat, sizeof p->heat) != 0) return 0;
+    return same_double(p->norm_rel_err, q->norm_rel_err) || fabs(p->norm_rel_err - q->norm_rel_err) <= 1e-12 * p->norm_rel_err;
+}
 
 static void run_both(mmp_case *cases, size_t n, const char *what)
 {
@@ -224,15 +249,20 @@ static void run_both(mmp_case *cases, size_t n, const char *what)
         skips += a->verdict == MMP_VERDICT_SKIP;
         /* a data race may or may not strike in a run: its verdict is not a property of the stages */
         if (strstr(a->id, "no_sync")) continue;
-        if (a->verdict == b->verdict && a->reasons == b->reasons && a->n_unwritten == b->n_unwritten &&
-            a->n_guard == b->n_guard && a->n_input_modified == b->n_input_modified &&
-            a->metrics.above_tol == b->metrics.above_tol && a->metrics.nan_mismatch == b->metrics.nan_mismatch)
-            continue;
+        if (same_result(a, b)) continue;
         char ra[256], rb[256];
         mmp_reason_format(ra, sizeof ra, a->reasons);
         mmp_reason_format(rb, sizeof rb, b->reasons);
         printf("  differ %s: host %s [%s] %s | device %s [%s] %s\n", a->id, mmp_verdict_name(a->verdict), ra,
                a->message, mmp_verdict_name(b->verdict), rb, b->message);
+        printf("    host   ratio %.17g worst (%lld,%lld) first bad (%lld,%lld) above %lld norm %.17g ulp %.17g\n",
+               a->metrics.max_ratio_det, (long long)a->metrics.worst_i, (long long)a->metrics.worst_j,
+               (long long)a->metrics.first_bad_i, (long long)a->metrics.first_bad_j, (long long)a->metrics.above_tol,
+               a->metrics.norm_rel_err, a->metrics.max_ulp);
+        printf("    device ratio %.17g worst (%lld,%lld) first bad (%lld,%lld) above %lld norm %.17g ulp %.17g\n",
+               b->metrics.max_ratio_det, (long long)b->metrics.worst_i, (long long)b->metrics.worst_j,
+               (long long)b->metrics.first_bad_i, (long long)b->metrics.first_bad_j, (long long)b->metrics.above_tol,
+               b->metrics.norm_rel_err, b->metrics.max_ulp);
         differ++;
     }
     printf("%s: %zu cases (%d skipped on both), %d differ\n", what, n, skips, differ);

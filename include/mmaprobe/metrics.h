@@ -109,13 +109,14 @@ mmp_status mmp_metrics_subnormal_excess(double *excess, double *sub_abs, const v
 int64_t mmp_metrics_subnormal_count(const void *a, mmp_format f, mmp_layout l, int64_t ld, int64_t rows, int64_t cols);
 
 /* The same for A and B on CUDA device `device` (e.g. a case's resident operands), as DGEMMs
- * (metrics_sub_cuda.cu), the results copied to the host arrays. *none = 1 (and excess, sub_abs
+ * (metrics_sub_cuda.cu), the results copied to the host arrays (out_on_device: excess and
+ * sub_abs are device arrays of M x N, written there). *none = 1 (and excess, sub_abs
  * untouched) when no element of A or B is subnormal; excess NULL: only *none is computed.
  * MMP_STATUS_UNSUPPORTED without CUDA. */
 mmp_status mmp_metrics_subnormal_excess_device(double *excess, double *sub_abs, int *none, const void *a,
                                                mmp_format fa, mmp_layout la, int64_t lda, const void *b,
                                                mmp_format fb, mmp_layout lb, int64_t ldb, int64_t m, int64_t n,
-                                               int64_t k, double alpha, int device);
+                                               int64_t k, double alpha, int device, int out_on_device);
 
 /* Unit of truncation 2^(1-p) of an accumulator format; acc_bits > 0 overrides p. 0 for ints. */
 double mmp_metrics_unit_truncation(mmp_format acc, int acc_bits);
@@ -123,6 +124,17 @@ double mmp_metrics_gamma(double n, double u);            /* n u / (1 - n u); inf
 double mmp_metrics_gamma_prob(double n, double u, double lambda);
 double mmp_metrics_lambda(double n);                      /* sqrt(2 ln(2 n / 1e-6)) */
 double mmp_metrics_ulp(double x, mmp_format f);           /* ulp of f at x (1 for ints) */
+
+/* The per-case constants of the bounds above (Ke, the units, the underflow term, both gammas)
+ * from in's formats, k and units; mmp_metrics_compute's, for code that evaluates the same
+ * per-element bounds elsewhere (the runner's comparison on the device). */
+typedef struct mmp_metrics_bound {
+    double k_eff, u_acc, u_mul, u_out, lambda;
+    double abs_term;               /* underflow allowance */
+    double gamma_sub;              /* gamma_Ke(u_acc) for the subnormal-factor excess */
+    double gamma_det, gamma_prob;
+} mmp_metrics_bound;
+void mmp_metrics_bound_init(mmp_metrics_bound *bp, const mmp_metrics_input *in);
 
 /* Computes every metric, the histogram and heatmap; above_tol/first_bad use tol. */
 mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, const mmp_tolerance *tol);

@@ -75,6 +75,10 @@ typedef struct mmp_ref_options {
      * under test). Version 2 reads them instead of uploading its own (split.upload_s stays 0);
      * the host operands are still needed for the MPFR recomputation. NULL: upload. */
     const void *dev_a, *dev_b, *dev_c;
+    /* appended: version 2 leaves d64, dout and absbound on the device (r->dev_d64, dev_dout,
+     * dev_absbound, freed by mmp_ref_result_clear) and the host arrays NULL: no download. Other
+     * paths ignore it (their results are on the host). */
+    int keep_device;
 } mmp_ref_options;
 
 typedef struct mmp_ref_timing {
@@ -129,6 +133,8 @@ typedef struct mmp_ref_result {
         double dot_s;          /* its time (v2: inside resident_s) */
         int64_t n_dot;         /* elements it decided (the rest go to the exact evaluator) */
     } split;
+    /* appended: with keep_device, the device arrays (row-major M x N, on o.device), else NULL */
+    double *dev_d64, *dev_dout, *dev_absbound;
 } mmp_ref_result;
 
 void mmp_ref_options_init(mmp_ref_options *o);

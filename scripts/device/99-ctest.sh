@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/device/99-ctest.sh — the GPU Check suites (ctest -L gpu) with the time that is left.
-# budget-seconds: 150
+# budget-seconds: 300
 set -u
 out=${OUT:-out}/ctest
 mkdir -p "$out"
