@@ -122,6 +122,7 @@ static void usage_validate(void)
            "         [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate] [--no-prefork]\n"
            "         [--host-max-log2-work N]  (host kernels: skip cases above 2^N multiply-adds; 30)\n"
            "         [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]\n"
+           "  --filter takes a comma-separated list of globs on case IDs; '!GLOB' excludes ('*,!host_*').\n"
            "  runs every case (each kernel in its own process, the next one started and its CUDA\n"
            "  context created while the current kernel runs), writes RUN.json (and RUN.json.jsonl\n"
            "  as cases finish), prints a table. Exit 0 all pass/skip, 1 a FAIL or ERROR, 2 usage or\n"

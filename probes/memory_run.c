@@ -16,7 +16,6 @@
  * stderr gives the reason and the exit code is 3 (environment); no measurement is invented.
  * The parent never initialises CUDA: children and ncu do.
  */
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mmaprobe/core.h"
 #include "mmaprobe/memory.h"
 #include "mmaprobe/registry.h"
 #include "memory_internal.h"
@@ -293,7 +293,7 @@ int mmp_probe_memory_run(mmp_memory_results *out, FILE *text, int argc, char **a
     fprintf(text, "\nkernels (one CTA, one steady-state K step, M = N = K = %lld)\n", (long long)o.size);
     int disagreements = 0;
     for (size_t i = 0; i < nmaps; i++) {
-        if (fnmatch(o.filter, maps[i]->kernel, 0)) continue;
+        if (!mmp_glob_match(o.filter, maps[i]->kernel)) continue;
         const mmp_kernel_desc *d = mmp_registry_find(maps[i]->kernel, MMP_REGISTRY_DEFAULT);
         /* element widths from the descriptor; 0 (the map's own) where this build has none
          * (a host-only build registers no device kernels, but their maps are analysed) */

@@ -152,8 +152,11 @@ static void metric_blocks(void *ctx, int64_t b0, int64_t b1, int tid)
                 out->count++;
                 int bad = 0;
                 double ratio;
+                /* only where the classes differ (two NaNs agree: the alternative is not needed,
+                 * and finding it costs K steps per element) */
                 int alt = (isnan(got) || isinf(got) || isnan(want) || isinf(want)) && in->special_alt &&
-                          (isnan(got) != isnan(want) || got != want) && in->special_alt(in->special_ctx, i, j, got);
+                          (isnan(got) != isnan(want) || (!isnan(want) && got != want)) &&
+                          in->special_alt(in->special_ctx, i, j, got);
                 if (alt) {
                     ratio = 0;   /* the class the declared input rounding gives (special_alt) */
                 } else if (isnan(got) != isnan(want) || (isnan(want) && !isnan(got))) {

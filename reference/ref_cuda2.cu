@@ -473,7 +473,8 @@ extern "C" mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void
     r->device_peak_bytes = dev.free0 > dev.free_min ? (int64_t)(dev.free0 - dev.free_min) : 0;
     if (st == MMP_STATUS_OK && n_und > 0) {
         qsort(und, (size_t)n_und, sizeof *und, cmp_i64);
-        st = ref_mpfr_native_list(r, a, b, c, g, und, n_und, threads);
+        if (o->host_operands) st = o->host_operands(o->host_ctx);   /* the undecided elements read them */
+        if (st == MMP_STATUS_OK) st = ref_mpfr_native_list(r, a, b, c, g, und, n_und, threads);
         if (st == MMP_STATUS_OK && r->dev_d64) st = scatter_up(r, und, n_und);
     }
     free(und);

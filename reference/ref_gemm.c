@@ -72,6 +72,10 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
         r->time.total_s = mmp_clock_now() - t0;
         return MMP_STATUS_OK;
     }
+    if (o->host_operands) {   /* every other path reads them now */
+        mmp_status hs = o->host_operands(o->host_ctx);
+        if (hs != MMP_STATUS_OK) { mmp_ref_result_clear(r); return hs; }
+    }
     if (version < 0) {
         mmp_ref_result_clear(r);
         return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: device path version 2 cannot take this problem "

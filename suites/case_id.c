@@ -7,7 +7,6 @@
  * != 0) and they differ from D's, the layout part only when some operand is not row-major. An operator
  * case (c->op set) takes its ID from its operator (mmp_operator.id).
  */
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,7 +93,7 @@ void mmp_case_gemm(mmp_gemm *g, const mmp_case *c)
 
 mmp_status mmp_case_list_push(mmp_case_list *l, const mmp_case *c)
 {
-    if (l->filter && *l->filter && fnmatch(l->filter, c->id, 0) != 0) return MMP_STATUS_OK;
+    if (l->filter && *l->filter && !mmp_glob_match(l->filter, c->id)) return MMP_STATUS_OK;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 64;
         mmp_case *v = realloc(l->v, cap * sizeof *v);

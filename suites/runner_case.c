@@ -65,6 +65,7 @@ typedef struct {
     int devcheck;                  /* resident, and the comparison runs on the device too */
     void *stream;                  /* resident: the case stream every stage is queued on */
     void *got0;                    /* devcheck: run 1's output, kept on the device */
+    int host_stale;                /* resident: the host images of A, B, C not filled yet */
 } operands;
 
 /* Device stages for a device kernel unless MMP_DEVICE_STAGES=0 (the host stages are the
@@ -93,6 +94,18 @@ static void operands_clear(operands *ops)
     ops->workspace = NULL;
 }
 
+/* mmp_ref_compute's host_operands: the host images of the resident inputs, once */
+static mmp_status host_inputs(void *ctx)
+{
+    operands *ops = ctx;
+#ifdef MMP_HAVE_CUDA
+    for (int mat = 0; mat < 3 && ops->host_stale; mat++)
+        if (ops->buf[mat].image) MMP_TRY(mmp_buffer_dev_download(mmp_buffer_host(&ops->buf[mat]), &ops->buf[mat], ops->stream));
+#endif
+    ops->host_stale = 0;
+    return MMP_STATUS_OK;
+}
+
 static mmp_status fill_inputs(operands *ops, const mmp_case *c)
 {
     const mmp_kernel_desc *k = c->kernel;
@@ -114,10 +127,15 @@ static mmp_status fill_inputs(operands *ops, const mmp_case *c)
             MMP_TRY(mmp_buffer_dev_canary(b, ops->stream));
             MMP_TRY(mmp_buffer_dev_fill(b, &x, mat, ops->stream));
             MMP_TRY(mmp_buffer_dev_snapshot(b, ops->stream));
-            /* the host reads the inputs too: the reference's exact evaluator, the bounds' checks */
-            MMP_TRY(mmp_buffer_dev_download(mmp_buffer_host(b), b, ops->stream));
         }
-        return MMP_STATUS_OK;
+        /* the host reads the inputs for the checks a device comparison leaves to it, and the
+         * reference for elements its device path leaves undecided: with the comparison on the
+         * device they are copied only when the reference asks (host_inputs) */
+        ops->host_stale = 1;
+        /* the reference's kernels run on the legacy stream, which does not wait for this
+         * non-blocking one: the inputs must be complete before it starts */
+        MMP_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)ops->stream));
+        return ops->devcheck ? MMP_STATUS_OK : host_inputs(ops);
     }
 #endif
     for (int mat = 0; mat < 3; mat++) {
@@ -306,6 +324,9 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     operands ops;
     memset(&ops, 0, sizeof ops);
     ops.resident = want_resident(c);
+#ifdef MMP_HAVE_CUDA
+    ops.devcheck = ops.resident && mmp_check_device_ok(c, o);   /* planned; confirmed after the reference */
+#endif
     mmp_ref ref;
     memset(&ref, 0, sizeof ref);
     void *out[2] = {NULL, NULL};
@@ -315,18 +336,17 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     stage[MMP_STAGE_INPUTS] += mmp_runner_now_ms() - t0;
     if (st != MMP_STATUS_OK) goto done;
     t0 = mmp_runner_now_ms();
-    int devcheck = 0;
-#ifdef MMP_HAVE_CUDA
-    devcheck = ops.resident && mmp_check_device_ok(c, o);
-#endif
-    st = mmp_ref_compute(&ref, c, &ops.buf[0], &ops.buf[1], ops.have_c ? &ops.buf[2] : NULL, o->device, devcheck);
+    st = mmp_ref_compute(&ref, c, &ops.buf[0], &ops.buf[1], ops.have_c ? &ops.buf[2] : NULL, o->device, ops.devcheck,
+                         ops.host_stale ? host_inputs : NULL, &ops);
     r->time_reference_ms = mmp_runner_now_ms() - t0;
     stage[MMP_STAGE_REFERENCE] = r->time_reference_ms;
     r->n_mpfr = ref.n_mpfr;
     r->n_exact = ref.n_exact;
     r->n_dot = ref.n_dot;
     if (st != MMP_STATUS_OK) goto done;
-    ops.devcheck = devcheck && ref.dev_exact && ref.dev_want_out;   /* else the host compares */
+    ops.devcheck = ops.devcheck && ref.dev_exact && ref.dev_want_out;   /* else the host compares */
+    if (!ops.devcheck && ops.host_stale) st = host_inputs(&ops);
+    if (st != MMP_STATUS_OK) goto done;
 #ifdef MMP_HAVE_CUDA
     if (ops.devcheck && cudaMalloc(&ops.got0, ops.buf[3].data_bytes) != cudaSuccess) {
         cudaGetLastError();

@@ -115,9 +115,11 @@ typedef struct mmp_ref {
      * NULL when the reference could not keep them (its CPU path, integer inputs) */
     const double *dev_exact, *dev_absdot, *dev_want_out;
 } mmp_ref;
-/* keep_device: ask the device path to leave its result on the device (resident buffers). */
+/* keep_device: ask the device path to leave its result on the device (resident buffers);
+ * host_operands (or NULL): fills the host copies of a, b, cc before the reference reads them. */
 mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_buffer *b,
-                           mmp_buffer *cc, int device, int keep_device);
+                           mmp_buffer *cc, int device, int keep_device, mmp_status (*host_operands)(void *),
+                           void *host_ctx);
 /* Unwritten (poison in either run; integers: both sentinels) and nondeterministic (runs differ)
  * elements of the two outputs; unwritten ones are set to the reference's value in out[0] so they
  * are reported once. Counts into r, the row-major first positions into un_ / nd_. */

@@ -9,7 +9,8 @@
 #include "runner_internal.h"
 
 mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_buffer *b,
-                           mmp_buffer *cc, int device, int keep_device)
+                           mmp_buffer *cc, int device, int keep_device, mmp_status (*host_operands)(void *),
+                           void *host_ctx)
 {
     memset(ref, 0, sizeof *ref);
     mmp_ref_result *r = &ref->res;
@@ -31,6 +32,8 @@ mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_b
             o.dev_b = mmp_buffer_kernel_ptr(b);
             o.dev_c = cc ? mmp_buffer_kernel_ptr(cc) : NULL;
             o.keep_device = keep_device;
+            o.host_operands = host_operands;
+            o.host_ctx = host_ctx;
         }
         st = mmp_ref_gemm(r, mmp_buffer_host(a), mmp_buffer_host(b), cc ? mmp_buffer_host(cc) : NULL, &g, &o);
         if (st != MMP_STATUS_OK) {   /* fall back to the CPU path */
@@ -40,6 +43,8 @@ mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_b
     }
 #endif
     if (st != MMP_STATUS_OK) {
+        if (host_operands) MMP_TRY(host_operands(host_ctx));   /* the CPU path reads the host copies */
+        o.host_operands = NULL;
         o.path = MMP_REF_PATH_CERTIFIED;
         MMP_TRY(mmp_ref_gemm(r, mmp_buffer_host(a), mmp_buffer_host(b), cc ? mmp_buffer_host(cc) : NULL, &g, &o));
     }

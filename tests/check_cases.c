@@ -17,6 +17,24 @@ static void build(mmp_case **cases, size_t *n, const char *suite, const mmp_kern
     ck_assert_msg(st == MMP_STATUS_OK, "%s: %s", suite, mmp_error_last());
 }
 
+/* Filters: one glob, or a comma-separated list where "!" globs exclude. */
+START_TEST(test_filter_lists)
+{
+    ck_assert(mmp_glob_match("bf16_*", "bf16_mma/x"));
+    ck_assert(!mmp_glob_match("bf16_*", "fp16_mma/x"));
+    ck_assert(mmp_glob_match("", "anything") && mmp_glob_match(NULL, "anything"));
+    ck_assert(mmp_glob_match("fp16_*,bf16_*", "bf16_mma/x") && mmp_glob_match("fp16_*,bf16_*", "fp16_x/y"));
+    ck_assert(!mmp_glob_match("fp16_*,bf16_*", "int8_x/y"));
+    ck_assert(!mmp_glob_match("*,!host_*", "host_f64/f64.f64.f64/1x1x1/exact/s1"));
+    ck_assert(mmp_glob_match("*,!host_*", "cublas_f32/f32.f32.f32/1x1x1/exact/s1"));
+    ck_assert(!mmp_glob_match("!*_f64/*", "cublas_f64/f64.f64.f64/1x1x1/exact/s1"));
+    ck_assert(mmp_glob_match("!*_f64/*", "cublas_f32/x"));
+    ck_assert(!mmp_glob_match("*,!*/wide/*,!*/special/*", "k/p/8x8x8/special/s1"));
+    ck_assert(mmp_glob_match("*,!*/wide/*,!*/special/*", "k/p/8x8x8/uniform/s1"));
+    ck_assert(mmp_glob_match("a*,,", "abc") && mmp_glob_match(",,", "x"));   /* empty items are ignored */
+}
+END_TEST
+
 START_TEST(test_ids_unique)
 {
     const char *suite = mmp_builtin_suites[_i];
@@ -175,6 +193,7 @@ static Suite *cases_suite(void)
     TCase *tc = tcase_create("builtin");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_ids_unique, 0, 3);
+    tcase_add_test(tc, test_filter_lists);
     tcase_add_test(tc, test_id_tells_fields_apart);
     tcase_add_test(tc, test_edge_residue_sweep);
     tcase_add_test(tc, test_edge_classes);

@@ -10,6 +10,31 @@
 #include "tests/check_main.h"
 #include "suites/runner_internal.h"
 
+/* The normal draws use hd.h's own logarithm and cosine (so that the device draws the same
+ * bits): they agree with libm's Box-Muller to a few ulps, and the draws look N(0, 1). */
+START_TEST(test_normal_matches_libm)
+{
+    double sum = 0, sum2 = 0, worst = 0;
+    int n = 200000;
+    for (int t = 0; t < n; t++) {
+        double x = mmp_rng_normal(mmp_check_seed, 99, (uint64_t)t, 5);
+        uint32_t w[4];
+        mmp_rng_philox(w, mmp_check_seed, 99, (uint64_t)t, 5);
+        double u1 = ((double)((((uint64_t)w[0] << 32) | w[1]) >> 11) + 1.0) * 0x1p-53;
+        double u2 = (double)((((uint64_t)w[2] << 32) | w[3]) >> 11) * 0x1p-53;
+        double want = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+        double err = fabs(x - want);
+        if (err > worst) worst = err;
+        ck_assert_msg(err <= 1e-13 * (1 + fabs(want)) + 1e-14, "draw %d: %.17g, libm %.17g", t, x, want);
+        sum += x;
+        sum2 += x * x;
+    }
+    double mean = sum / n, var = sum2 / n - mean * mean;
+    ck_assert_msg(fabs(mean) < 0.01 && fabs(var - 1) < 0.01, "mean %g variance %g", mean, var);
+    printf("normal draws: largest difference from libm's %.3g over %d draws\n", worst, n);
+}
+END_TEST
+
 START_TEST(test_philox_known_answers)
 {
     /* Random123's kat_vectors for philox4x32_10 */
@@ -301,6 +326,7 @@ static Suite *runner_suite(void)
     TCase *tc = tcase_create("runner");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_philox_known_answers);
+    tcase_add_test(tc, test_normal_matches_libm);
     tcase_add_test(tc, test_case_ids);
     tcase_add_test(tc, test_smoke_host_pass);
     tcase_add_test(tc, test_edge_host_pass);

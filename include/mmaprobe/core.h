@@ -63,7 +63,8 @@ void mmp_parallel_for(int threads, int64_t n, int64_t chunk, mmp_parallel_fn fn,
 int mmp_parallel_threads(int requested);
 double mmp_clock_now(void);   /* monotonic seconds */
 
-/* ---- glob matching (core/glob.c): 1 if name matches the shell glob (NULL/"" matches all) ---- */
+/* ---- glob matching (core/glob.c): 1 if name matches the filter (NULL/"" matches all): a
+ * comma-separated list of shell globs, those starting with "!" excluding ("*,!host_*") ---- */
 int mmp_glob_match(const char *pattern, const char *name);
 
 /* ---- files (core/fileio.c) ---- */

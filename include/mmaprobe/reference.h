@@ -79,6 +79,11 @@ typedef struct mmp_ref_options {
      * dev_absbound, freed by mmp_ref_result_clear) and the host arrays NULL: no download. Other
      * paths ignore it (their results are on the host). */
     int keep_device;
+    /* appended: with dev_a/dev_b, the host operands may still be unfilled; host_operands(ctx),
+     * when set, is called once before anything reads them (the device path only reads them for
+     * elements it leaves undecided; other paths read them at once) and fills them. */
+    mmp_status (*host_operands)(void *ctx);
+    void *host_ctx;
 } mmp_ref_options;
 
 typedef struct mmp_ref_timing {
