@@ -4,8 +4,8 @@
  * Only products with a subnormal factor contribute: for a subnormal a_ik every j of row i, for a
  * subnormal b_kj (a_ik normal) every i; the work is the number of subnormals times m or n, rows
  * of the output on every core (fixed blocks, so the sums are the same on any thread count), after
- * one pass that counts the subnormals (usually none: then there is no excess) and one that
- * decodes |A| and |B| to binary64.
+ * a count of the subnormals from the bits (usually none: then there is no excess) and one pass
+ * that decodes |A| and |B| to binary64.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -61,33 +61,29 @@ typedef struct {
     mmp_layout la, lb;
     int64_t lda, ldb, k, n;
     double min_b;
-    int64_t nsub[MMP_PARALLEL_MAX_THREADS];
 } decode_job;
 
 static void decode_a(void *ctx, int64_t i0, int64_t i1, int tid)
 {
+    (void)tid;
     decode_job *D = ctx;
     for (int64_t i = i0; i < i1; i++)
         for (int64_t kk = 0; kk < D->k; kk++) {
             double a = mmp_format_load(D->a, mmp_gemm_index(D->la, D->lda, i, kk), D->fa);
-            double v = a == 0 || !isfinite(a) ? 0.0 : fabs(a);
-            if (D->aa) D->aa[i * D->k + kk] = v;
-            D->nsub[tid] += v != 0 && v < D->min_b;   /* min_b holds A's smallest normal here */
+            D->aa[i * D->k + kk] = a == 0 || !isfinite(a) ? 0.0 : fabs(a);
         }
 }
 
 static void decode_b(void *ctx, int64_t k0, int64_t k1, int tid)
 {
+    (void)tid;
     decode_job *D = ctx;
     for (int64_t kk = k0; kk < k1; kk++)
         for (int64_t j = 0; j < D->n; j++) {
             double b = mmp_format_load(D->b, mmp_gemm_index(D->lb, D->ldb, kk, j), D->fb);
             double v = b == 0 || !isfinite(b) ? 0.0 : fabs(b);
-            if (D->bb) {
-                D->bb[kk * D->n + j] = v;
-                D->bh[kk * D->n + j] = v != 0 && v < D->min_b ? D->min_b : v;
-            }
-            D->nsub[tid] += v != 0 && v < D->min_b;
+            D->bb[kk * D->n + j] = v;
+            D->bh[kk * D->n + j] = v != 0 && v < D->min_b ? D->min_b : v;
         }
 }
 
@@ -109,13 +105,8 @@ mmp_status mmp_metrics_subnormal_excess(double *excess, double *sub_abs, const v
     decode_job D;
     memset(&D, 0, sizeof D);
     D.a = a; D.b = b; D.fa = fa; D.fb = fb; D.la = la; D.lb = lb; D.lda = lda; D.ldb = ldb; D.k = k; D.n = n;
-    D.min_b = ia->min_normal;   /* first only count the subnormals (usually none: no excess) */
-    mmp_parallel_for(threads, m, 16, decode_a, &D);
-    D.min_b = ib->min_normal;
-    mmp_parallel_for(threads, k, 16, decode_b, &D);
-    int64_t nsub = 0;
-    for (int t = 0; t < MMP_PARALLEL_MAX_THREADS; t++) nsub += D.nsub[t];
-    if (nsub == 0) {
+    /* first only count the subnormals (usually none: no excess) */
+    if (mmp_metrics_subnormal_count(a, fa, la, lda, m, k) + mmp_metrics_subnormal_count(b, fb, lb, ldb, k, n) == 0) {
         memset(excess, 0, mn * sizeof *excess);
         if (sub_abs) memset(sub_abs, 0, mn * sizeof *sub_abs);
         return MMP_STATUS_OK;
@@ -130,8 +121,7 @@ mmp_status mmp_metrics_subnormal_excess(double *excess, double *sub_abs, const v
         st = MMP_ERR(MMP_STATUS_NO_MEMORY, "subnormal excess: out of memory");
         goto done;
     }
-    D.min_b = ia->min_normal;   /* then decode */
-    mmp_parallel_for(threads, m, 16, decode_a, &D);
+    mmp_parallel_for(threads, m, 16, decode_a, &D);   /* then decode */
     D.min_b = ib->min_normal;
     mmp_parallel_for(threads, k, 16, decode_b, &D);
     for (int64_t kk = 0; kk < k; kk++) {

@@ -148,6 +148,39 @@ void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref,
     free(sub_abs);
 }
 
+/* The subnormal-factor excess and sub_abs (M x N, *sub and *sub_abs malloc'ed), or NULL with
+ * neither when no input is subnormal (the usual case: counted from the bits first) or memory
+ * runs out. Resident operands: the DGEMMs on the device, else (or if that fails) host loops. */
+static const double *subnormal_excess(double **sub, double **sub_abs, const mmp_case *c, const mmp_buffer *ops,
+                                      const mmp_runner_options *o)
+{
+    const mmp_kernel_desc *k = c->kernel;
+    mmp_format fa = (mmp_format)k->a_format, fb = (mmp_format)k->b_format;
+    if (!mmp_format_get_info(fa)->is_float || !ops || !ops[0].image || !ops[1].image) return NULL;
+    const void *a = mmp_buffer_filled(&ops[0]), *b = mmp_buffer_filled(&ops[1]);
+    if (mmp_metrics_subnormal_count(a, fa, c->la, c->lda, c->m, c->k) == 0 &&
+        mmp_metrics_subnormal_count(b, fb, c->lb, c->ldb, c->k, c->n) == 0)
+        return NULL;
+    size_t mn = (size_t)(c->m * c->n);
+    *sub = malloc(mn * sizeof **sub);
+    *sub_abs = malloc(mn * sizeof **sub_abs);
+    mmp_status st = MMP_STATUS_NO_MEMORY;
+    int none = 0;
+    if (*sub && *sub_abs && ops[0].dev_pristine && ops[1].dev_pristine)
+        st = mmp_metrics_subnormal_excess_device(*sub, *sub_abs, &none,
+                                                 (const unsigned char *)ops[0].dev_pristine + MMP_GUARD_BYTES, fa, c->la,
+                                                 c->lda, (const unsigned char *)ops[1].dev_pristine + MMP_GUARD_BYTES,
+                                                 fb, c->lb, c->ldb, c->m, c->n, c->k, c->alpha, o->device, 0);
+    if (*sub && *sub_abs && st != MMP_STATUS_OK)
+        st = mmp_metrics_subnormal_excess(*sub, *sub_abs, a, fa, c->la, c->lda, b, fb, c->lb, c->ldb, c->m, c->n, c->k,
+                                          c->alpha);
+    if (st == MMP_STATUS_OK && !none) return *sub;
+    free(*sub);   /* none (the device found no subnormal) or out of memory: no excess */
+    free(*sub_abs);
+    *sub = *sub_abs = NULL;
+    return NULL;
+}
+
 static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref, const void *got,
                          const mmp_runner_options *o, const mmp_buffer *ops, unsigned char *bad,
                          unsigned char *flushed, double **sub, double **sub_abs)
@@ -157,45 +190,7 @@ static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *r
     mmp_metrics_input in;
     mmp_check_input_init(&in, r, c, ref, got, o);
     /* products with a subnormal factor (metrics.h: the bound's subnormal excess) */
-    const mmp_format_info *fa = mmp_format_get_info((mmp_format)k->a_format);
-    if (fa && fa->is_float && ops && ops[0].image && ops[1].image) {
-        size_t mn = (size_t)(c->m * c->n);
-        const void *da = ops[0].dev_pristine ? (const unsigned char *)ops[0].dev_pristine + MMP_GUARD_BYTES : NULL;
-        const void *db = ops[1].dev_pristine ? (const unsigned char *)ops[1].dev_pristine + MMP_GUARD_BYTES : NULL;
-        int none = 0;
-        mmp_status st = MMP_STATUS_NO_MEMORY;
-        /* no subnormal input (the usual case): no excess, and no M x N arrays to allocate */
-        if (da && db)
-            st = mmp_metrics_subnormal_excess_device(NULL, NULL, &none, da, (mmp_format)k->a_format, c->la, c->lda, db,
-                                                     (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k, c->alpha,
-                                                     o->device, 0);
-        else
-            none = mmp_metrics_subnormal_count(mmp_buffer_filled(&ops[0]), (mmp_format)k->a_format, c->la, c->lda, c->m,
-                                               c->k) == 0 &&
-                   mmp_metrics_subnormal_count(mmp_buffer_filled(&ops[1]), (mmp_format)k->b_format, c->lb, c->ldb, c->k,
-                                               c->n) == 0;
-        if (none && (st == MMP_STATUS_OK || !(da && db))) goto no_excess;
-        *sub = malloc(mn * sizeof **sub);
-        *sub_abs = malloc(mn * sizeof **sub_abs);
-        st = MMP_STATUS_NO_MEMORY;
-        if (*sub && *sub_abs && da && db)   /* resident: DGEMMs on the device */
-            st = mmp_metrics_subnormal_excess_device(*sub, *sub_abs, &none,
-                                                     da, (mmp_format)k->a_format, c->la, c->lda, db,
-                                                     (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k,
-                                                     c->alpha, o->device, 0);
-        if (*sub && *sub_abs && st != MMP_STATUS_OK)   /* host operands, or the device could not */
-            st = mmp_metrics_subnormal_excess(*sub, *sub_abs, mmp_buffer_filled(&ops[0]), (mmp_format)k->a_format,
-                                              c->la, c->lda, mmp_buffer_filled(&ops[1]), (mmp_format)k->b_format,
-                                              c->lb, c->ldb, c->m, c->n, c->k, c->alpha);
-        if (st == MMP_STATUS_OK && !none)
-            in.sub_excess = *sub;
-        else {   /* no subnormal factor (none): no excess; else (no memory) none assumed */
-            free(*sub);
-            free(*sub_abs);
-            *sub = *sub_abs = NULL;
-        }
-    }
-no_excess:;
+    in.sub_excess = subnormal_excess(sub, sub_abs, c, ops, o);
     alt_ctx ax = {c, mmp_buffer_filled(ops ? &ops[0] : NULL), mmp_buffer_filled(ops ? &ops[1] : NULL), mmp_buffer_filled(ops ? &ops[2] : NULL),
                   (mmp_format)k->mul_format};
     if (in.u_mul > 0 && ax.a && ax.b) {
