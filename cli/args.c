@@ -30,7 +30,7 @@ mmp_status mmp_parse_int64(int64_t *out, const char *s, int64_t lo, int64_t hi)
     return MMP_STATUS_OK;
 }
 
-static mmp_status parse_u64(uint64_t *out, const char *s)
+mmp_status mmp_parse_uint64(uint64_t *out, const char *s)
 {
     mmp_status bad = MMP_STATUS_INVALID;
     if (!s || !*s) return MMP_ERR(bad, "empty integer");
@@ -85,7 +85,7 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
         else if (!strcmp(o, "--filter")) { NEED(); a->filter = v; a->show_cases = 1; }
         else if (!strcmp(o, "--seed")) {
             NEED();
-            if (parse_u64(&a->seed, v)) return BAD("bad --seed '%s' (a decimal integer in 0..2^64-1)", v);
+            if (mmp_parse_uint64(&a->seed, v)) return BAD("bad --seed '%s' (a decimal integer in 0..2^64-1)", v);
         } else if (!strcmp(o, "--mutants")) a->mutants = 1;
         else if (!strcmp(o, "--plugin")) {
             NEED();

@@ -1,5 +1,7 @@
-/* cli/args.h — the arguments of `mmaprobe validate` and `mmaprobe list`, parsed without
- * running anything (so the parser can be tested and fuzzed on its own: tests/fuzz/fuzz_cli.c).
+/* cli/args.h — the arguments of every subcommand, parsed without running anything (so the
+ * parsers can be tested and fuzzed on their own: tests/fuzz/fuzz_cli.c, fuzz_tool_args.c):
+ * validate and list here (cli/args.c), env, probe, report, diff and merge in cli/args_tools.c,
+ * the files the options name checked before anything runs in cli/args_files.c.
  *
  *   mmp_validate_args a;
  *   mmp_status st = mmp_validate_args_parse(&a, "validate", argc, argv);  // argv[0] = "validate"
@@ -11,6 +13,7 @@
 #ifndef MMAPROBE_CLI_ARGS_H
 #define MMAPROBE_CLI_ARGS_H
 
+#include "mmaprobe/report.h"
 #include "mmaprobe/runner.h"
 
 #ifdef __cplusplus
@@ -40,9 +43,65 @@ const mmp_kernel_desc *const *mmp_validate_args_kernel_table(void);
  * built-in operator cases of a built-in suite (mmp_cases_add_operators). */
 mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, const mmp_validate_args *c);
 
+/* --acc-model and any other input file validate's options name, checked before anything runs:
+ * a GPU of the model table, or a probe JSON (*.json, a regular file) with an accumulator model.
+ * MMP_STATUS_INVALID with the reason (exit 2); MMP_STATUS_IO for a file that exists but cannot
+ * be read (exit 3). Opens files: not for the fuzzer. */
+mmp_status mmp_validate_args_check_inputs(const mmp_validate_args *a);
+
+/* ---- mmaprobe env [--device N] ---- */
+typedef struct mmp_env_args {
+    int help;
+    int device;                    /* -1: none named */
+} mmp_env_args;
+mmp_status mmp_env_args_parse(mmp_env_args *a, int argc, char **argv);
+
+/* ---- mmaprobe probe (the groups' options: cli/probe.c's usage) ---- */
+enum { MMP_PROBE_GROUP_ARITH = 1, MMP_PROBE_GROUP_LAYOUT = 2, MMP_PROBE_GROUP_MEMORY = 4 };
+#define MMP_PROBE_MAX_RANDOM 1000000   /* --random, --capture-keep: vectors per instruction */
+typedef struct mmp_probe_args {
+    int groups;                    /* MMP_PROBE_GROUP_* named (arith and layout when none is) */
+    int help;
+    int device;                    /* --device N, or -1 */
+    const char *json;              /* --json FILE, or NULL */
+    int sub_argc[3];               /* each group's options (arith, layout, memory), argv[0] first */
+    char **sub_argv[3];            /* NULL-terminated; freed by mmp_probe_args_free */
+    const char *path_opt[16], *path_val[16];  /* the file- and directory-valued options, in order */
+    int n_paths;
+} mmp_probe_args;
+/* Every value checked (counts within their bounds, known instructions and GPUs, --counters);
+ * MMP_STATUS_INVALID naming the option otherwise. Touches no file. */
+mmp_status mmp_probe_args_parse(mmp_probe_args *a, int argc, char **argv);
+/* The paths the options name: --ncu an executable file, --from-capture an existing directory
+ * (exit 2 otherwise); --capture-dir / --write-capture / --write-synthetic a directory or one
+ * that can be made (exit 3 otherwise). */
+mmp_status mmp_probe_args_check_files(const mmp_probe_args *a);
+void mmp_probe_args_free(mmp_probe_args *a);
+
+/* ---- mmaprobe report | diff | merge (one parser, cmd says which) ---- */
+typedef struct mmp_doc_args {
+    int help;
+    const char *output;            /* -o / --output FILE, or NULL (stdout; merge requires it) */
+    mmp_report_format format;      /* report --format */
+    int markdown;                  /* diff --format md */
+    double max_ratio_growth;       /* diff --max-ratio-growth (>= 1) */
+    const char **inputs;           /* the run documents named, in order (mmp_doc_args_free) */
+    size_t n_inputs;               /* report: 1, diff: 2, merge: >= 1 */
+} mmp_doc_args;
+/* Bad usage is MMP_STATUS_INVALID with the message the subcommand prints before its usage line
+ * ("unknown format (text, md, junit, html): pdf"). */
+mmp_status mmp_doc_args_parse(mmp_doc_args *a, const char *cmd, int argc, char **argv);
+void mmp_doc_args_free(mmp_doc_args *a);
+
 /* Non-empty decimal integer in [lo, hi], nothing else (no sign unless lo < 0, no spaces);
  * MMP_STATUS_INVALID (message set, *out untouched) otherwise. */
 mmp_status mmp_parse_int64(int64_t *out, const char *s, int64_t lo, int64_t hi);
+/* Non-empty decimal integer in 0..2^64-1, digits only; MMP_STATUS_INVALID otherwise. */
+mmp_status mmp_parse_uint64(uint64_t *out, const char *s);
+/* The GPUs of the accumulator-model table ("V100, A100, ..."), and whether name is one of them
+ * (case-insensitive). */
+const char *mmp_args_gpu_names(void);
+int mmp_args_is_gpu(const char *name);
 /* A finite number (strtod syntax, nothing after it); MMP_STATUS_INVALID otherwise. */
 mmp_status mmp_parse_finite(double *out, const char *s);
 

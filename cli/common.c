@@ -1,10 +1,12 @@
 /* common.c — what the document subcommands (report, diff, merge) share: loading a run document
- * (RUN.jsonl: a partial run), "--opt VALUE" / "--opt=VALUE", the output file, error lines. */
+ * (RUN.jsonl: a partial run), "--opt VALUE" / "--opt=VALUE", the output (a file written
+ * atomically, core/fileio.c, or the standard output), error lines. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "mmaprobe/core.h"
 #include "mmaprobe/report.h"
 
 int mmp_cli_fail(mmp_status st, const char *cmd)
@@ -50,17 +52,13 @@ const char *mmp_cli_opt_value(int argc, char **argv, int *i, const char *name)
     return argv[++*i];
 }
 
-FILE *mmp_cli_open_out(const char *path, mmp_status *st)
+mmp_status mmp_cli_write_out(const char *path, mmp_file_writer write, void *ctx)
 {
-    if (!path) return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f) *st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
-    return f;
-}
-
-mmp_status mmp_cli_close_out(FILE *f, const char *path, mmp_status st)
-{
-    if (f == stdout || !f) return st;
-    if (fclose(f) != 0 && st == MMP_STATUS_OK) st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+    if (path) return mmp_file_write_atomic(path, write, ctx);
+    mmp_status st = write(stdout, ctx);
+    if (fflush(stdout) != 0 || ferror(stdout)) {   /* SIGPIPE is ignored: a closed pipe is EPIPE here */
+        if (st == MMP_STATUS_OK) st = MMP_ERR(MMP_STATUS_IO, "cannot write the standard output: %s", strerror(errno));
+        clearerr(stdout);
+    }
     return st;
 }

@@ -10,6 +10,7 @@
 #include "mmaprobe/core.h"
 #include "mmaprobe/reference.h"
 #include "mmaprobe/registry.h"
+#include "mmaprobe/report.h"
 #include "mmaprobe/runner.h"
 #include "args.h"
 
@@ -42,10 +43,12 @@ int mmp_cli_list(int argc, char **argv)
     const mmp_kernel_desc *const *k = mmp_validate_args_kernel_table();
     printf("kernels (%zu):\n", nk);
     for (size_t i = 0; i < nk; i++) {
-        char prec[48];
+        char prec[48], name[256], desc[1024];
         mmp_case_precision(prec, sizeof prec, k[i]);
-        printf("  %-28s %-16s %-6s %s\n", k[i]->name, prec, k[i]->where == MMP_KERNEL_HOST ? "host" : "device",
-               k[i]->description ? k[i]->description : "");
+        /* a plugin's strings reach the terminal with their control bytes escaped (\xNN) */
+        printf("  %-28s %-16s %-6s %s\n", mmp_text_clean(name, sizeof name, k[i]->name), prec,
+               k[i]->where == MMP_KERNEL_HOST ? "host" : "device",
+               mmp_text_clean(desc, sizeof desc, k[i]->description ? k[i]->description : ""));
     }
     printf("suites:\n");
     for (int i = 0; mmp_builtin_suites[i]; i++)
@@ -56,7 +59,10 @@ int mmp_cli_list(int argc, char **argv)
     st = mmp_validate_args_cases(&cases, &n, &c);
     if (st != MMP_STATUS_OK) return fail("list", st);
     printf("cases (%zu):\n", n);
-    for (size_t i = 0; i < n; i++) printf("  %s\n", cases[i].id);
+    for (size_t i = 0; i < n; i++) {
+        char id[512];
+        printf("  %s\n", mmp_text_clean(id, sizeof id, cases[i].id));
+    }
     mmp_cases_free(cases);
     return MMP_EXIT_PASS;
 }

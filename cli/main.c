@@ -1,4 +1,5 @@
 /* mmaprobe.c — the command-line entry point: a table of subcommands. Only this main() exits. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,11 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    mmp_blas_reexec_single(argv);   /* before anything forks: no OpenBLAS worker thread alive */
+    /* A closed pipe or a file-size limit is a write error, handled where the write is (the run
+     * goes on and writes its report), not a signal that ends the program. */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         /* No arguments: say what this machine can do; exit 3 when there is no GPU. */
         mmp_env env;

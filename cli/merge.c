@@ -5,30 +5,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "mmaprobe/report.h"
 
 int mmp_cli_merge(int argc, char **argv)
 {
-    const char *outp = NULL, *v;
-    const char **names = calloc((size_t)argc + 1, sizeof *names);
-    if (!names) return MMP_EXIT_ENVIRONMENT;
-    size_t n = 0;
-    for (int i = 1; i < argc; i++) {
-        if ((v = mmp_cli_opt_value(argc, argv, &i, "-o")) || (v = mmp_cli_opt_value(argc, argv, &i, "--output"))) {
-            if (!*v) { free(names); return mmp_cli_doc_usage("merge", "-o needs a file name", NULL); }
-            outp = v;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            free(names);
-            return mmp_cli_doc_usage("merge", "unknown option", argv[i]);
-        } else {
-            names[n++] = argv[i];
-        }
+    mmp_doc_args a;   /* parsed and checked in cli/args_tools.c (fuzzed) */
+    if (mmp_doc_args_parse(&a, "merge", argc, argv) != MMP_STATUS_OK)
+        return mmp_cli_doc_usage("merge", mmp_error_last(), NULL);
+    if (a.help) {
+        mmp_doc_args_free(&a);
+        mmp_cli_doc_usage("merge", "join shards' run documents", NULL);
+        return MMP_EXIT_PASS;
     }
-    if (!outp || n == 0) { free(names); return mmp_cli_doc_usage("merge", n ? "missing -o ALL.json" : "no input runs", NULL); }
+    const char *outp = a.output;
+    const char **names = a.inputs;   /* owned here from now on: freed below */
+    size_t n = a.n_inputs;
+    mmp_status st = mmp_file_check_writable(outp);   /* a regular file (or none yet), before the work */
+    if (st != MMP_STATUS_OK) { free(names); return mmp_cli_fail(st, "merge"); }
     mmp_run *runs = calloc(n, sizeof *runs);
     const mmp_run **ptrs = calloc(n, sizeof *ptrs);
-    mmp_status st = runs && ptrs ? MMP_STATUS_OK : MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
+    st = runs && ptrs ? MMP_STATUS_OK : MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
     size_t loaded = 0;
     for (size_t i = 0; st == MMP_STATUS_OK && i < n; i++) {
         st = mmp_cli_load_run(&runs[i], names[i]);

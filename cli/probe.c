@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "mmaprobe/core.h"
 #include "mmaprobe/reference.h"
@@ -29,67 +30,35 @@ static void usage(FILE *f)
                "  The JSON file is a run document (kind \"probe\"): `mmaprobe report` renders it.\n");
 }
 
-enum { G_ARITH = 1, G_LAYOUT = 2, G_MEMORY = 4 };
-
-/* Every option a probe group takes, and which groups get it (rows, not cases). */
-static const struct {
-    const char *name;
-    int takes_value;
-    int groups;
-} probe_options[] = {
-    {"--capture-dir", 1, G_ARITH},   {"--capture-keep", 1, G_ARITH},  {"--synthetic", 1, G_ARITH},
-    {"--instr", 1, G_ARITH},         {"--random", 1, G_ARITH},        {"--seed", 1, G_ARITH},
-    {"--threads", 1, G_ARITH},       {"--from-capture", 1, G_ARITH | G_LAYOUT},
-    {"--write-capture", 1, G_LAYOUT}, {"--write-synthetic", 1, G_LAYOUT}, {"--quiet", 0, G_LAYOUT},
-    {"--device", 1, G_LAYOUT},       {"--filter", 1, G_LAYOUT | G_MEMORY},
-    {"--no-measure", 0, G_MEMORY},   {"--ncu", 1, G_MEMORY},          {"--size", 1, G_MEMORY},
-    {"--counters", 1, G_MEMORY},
-    {"--calib-child", 0, G_MEMORY},  {"--launch-child", 1, G_MEMORY},
-};
-#define N_PROBE_OPTIONS (sizeof probe_options / sizeof probe_options[0])
-
 int mmp_cli_probe(int argc, char **argv)
 {
-    int on = 0;
-    const char *json_path = NULL;
-    int device = -1;
-    char **sub_argv[3];
-    int sub_argc[3] = {1, 1, 1};
-    for (int g = 0; g < 3; g++) {
-        sub_argv[g] = calloc((size_t)argc + 2, sizeof(char *));
-        if (!sub_argv[g]) return MMP_EXIT_INTERNAL;
-        sub_argv[g][0] = argv[0];
+    /* every value and every path checked before any probe runs (cli/args_tools.c, args_files.c) */
+    mmp_probe_args pa;
+    mmp_status ast = mmp_probe_args_parse(&pa, argc, argv);
+    if (ast == MMP_STATUS_OK && !pa.help) {
+        ast = mmp_probe_args_check_files(&pa);
+        if (ast != MMP_STATUS_OK) mmp_probe_args_free(&pa);
     }
-    int rc = MMP_EXIT_PASS;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--arith")) on |= G_ARITH;
-        else if (!strcmp(a, "--layout")) on |= G_LAYOUT;
-        else if (!strcmp(a, "--memory")) on |= G_MEMORY;
-        else if (!strcmp(a, "--json")) {
-            if (i + 1 >= argc) { fprintf(stderr, "mmaprobe probe: --json needs a file\n"); rc = MMP_EXIT_USAGE; goto out; }
-            json_path = argv[++i];
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
+    if (ast != MMP_STATUS_OK) {
+        fprintf(stderr, "mmaprobe probe: %s\n", mmp_error_last());
+        return mmp_status_exit_code(ast);
+    }
+    int rc = MMP_EXIT_PASS, on = pa.groups, device = pa.device;
+    const char *json_path = pa.json;
+    int *sub_argc = pa.sub_argc;
+    char ***sub_argv = pa.sub_argv;
+    if (pa.help) {
+        usage(stdout);
+        goto out;
+    }
+    if (json_path) {   /* a regular file (or none yet), before any probe runs */
+        mmp_status wst = mmp_file_check_writable(json_path);
+        if (wst != MMP_STATUS_OK) {
+            fprintf(stderr, "mmaprobe probe: %s\n", mmp_error_last());
+            rc = mmp_status_exit_code(wst);
             goto out;
-        } else {
-            size_t k = 0;
-            while (k < N_PROBE_OPTIONS && strcmp(a, probe_options[k].name)) k++;
-            if (k == N_PROBE_OPTIONS || (probe_options[k].takes_value && i + 1 >= argc)) {
-                fprintf(stderr, "mmaprobe probe: unknown or incomplete option %s (see --help)\n", a);
-                rc = MMP_EXIT_USAGE;
-                goto out;
-            }
-            if (!strcmp(a, "--device")) device = atoi(argv[i + 1]);
-            for (int g = 0; g < 3; g++) {
-                if (!(probe_options[k].groups & (1 << g))) continue;
-                sub_argv[g][sub_argc[g]++] = argv[i];
-                if (probe_options[k].takes_value) sub_argv[g][sub_argc[g]++] = argv[i + 1];
-            }
-            if (probe_options[k].takes_value) i++;
         }
     }
-    if (!on) on = G_ARITH | G_LAYOUT; /* --memory profiles kernels (ncu): only when asked */
     mmp_env env;
     mmp_env_capture(&env, device, 0, argc, argv);
     snprintf(env.blas, sizeof env.blas, "%s", mmp_ref_blas_name());
@@ -103,9 +72,9 @@ int mmp_cli_probe(int argc, char **argv)
     if (!run.probes) { rc = MMP_EXIT_INTERNAL; goto out; }
     mmp_probe_results_init(run.probes);
     int sub;
-    if (on & G_ARITH) { sub = mmp_probe_arith_run(&run.probes->arith, stdout, sub_argc[0], sub_argv[0]); if (sub > rc) rc = sub; }
-    if (on & G_LAYOUT) { sub = mmp_probe_layout_run(&run.probes->layout, stdout, sub_argc[1], sub_argv[1]); if (sub > rc) rc = sub; }
-    if (on & G_MEMORY) { sub = mmp_probe_memory_run(&run.probes->memory, stdout, sub_argc[2], sub_argv[2]); if (sub > rc) rc = sub; }
+    if (on & MMP_PROBE_GROUP_ARITH) { sub = mmp_probe_arith_run(&run.probes->arith, stdout, sub_argc[0], sub_argv[0]); if (sub > rc) rc = sub; }
+    if (on & MMP_PROBE_GROUP_LAYOUT) { sub = mmp_probe_layout_run(&run.probes->layout, stdout, sub_argc[1], sub_argv[1]); if (sub > rc) rc = sub; }
+    if (on & MMP_PROBE_GROUP_MEMORY) { sub = mmp_probe_memory_run(&run.probes->memory, stdout, sub_argc[2], sub_argv[2]); if (sub > rc) rc = sub; }
     mmp_report_print_probes(stdout, &run, 0);
     if (json_path) {
         mmp_status st = mmp_report_write_json(json_path, &run);
@@ -116,6 +85,6 @@ int mmp_cli_probe(int argc, char **argv)
     }
     mmp_run_clear(&run);
 out:
-    for (int g = 0; g < 3; g++) free(sub_argv[g]);
+    mmp_probe_args_free(&pa);
     return rc;
 }

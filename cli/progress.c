@@ -1,12 +1,12 @@
 /* cli_progress.c — progress lines and the JSON-lines file of `mmaprobe validate`
  * (suites/cli_progress.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "mmaprobe/core.h"
 #include "mmaprobe/report.h"
 #include "progress.h"
 
@@ -47,9 +47,7 @@ void mmp_progress_init(mmp_progress *p, FILE *out, const mmp_case *cases, size_t
 mmp_status mmp_progress_open_jsonl(mmp_progress *p, const char *path)
 {
     snprintf(p->jsonl_path, sizeof p->jsonl_path, "%s", path);
-    p->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (p->fd < 0) return MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
-    return MMP_STATUS_OK;
+    return mmp_file_open_locked(&p->fd, &p->lock_holder, path);
 }
 
 int mmp_progress_fault_hit(const mmp_progress *p) { return p->fault_after >= 0 && p->lines >= p->fault_after; }

@@ -4,7 +4,8 @@
  * be written completely is cut off again, so the file stays valid JSON lines on a full disk).
  *
  *   mmp_progress p; mmp_progress_init(&p, stderr, cases, n, tty);
- *   mmp_progress_open_jsonl(&p, "run.json.jsonl");   // MMP_STATUS_IO: cannot write it
+ *   mmp_progress_open_jsonl(&p, "run.json.jsonl");   // MMP_STATUS_IO: cannot write it, or
+ *                                                     // p.lock_holder writes it (a lock, core.h)
  *   ... mmp_progress_result(&p, &result, index) for each finished case ...
  *   mmp_progress_finish(&p);                          // p.write_error[0]: the first write error
  *
@@ -25,6 +26,7 @@ typedef struct mmp_progress {
     const mmp_kernel_desc *kernel; /* kernel of the status line */
     size_t k_done, k_total;
     int fd;                        /* JSON-lines file, -1 if none */
+    long lock_holder;              /* pid of the process writing it when it could not be opened */
     char jsonl_path[4096];
     long lines;                    /* complete lines written */
     long fault_after;              /* MMP_FAULT_WRITE_AFTER, -1 = off */

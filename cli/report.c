@@ -6,36 +6,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "mmaprobe/report.h"
 
+typedef struct {
+    const mmp_run *run;
+    mmp_report_format fmt;
+} render_job;
+
+static mmp_status render(FILE *out, void *ctx)
+{
+    const render_job *j = ctx;
+    return mmp_report_render(out, j->run, j->fmt);
+}
+
 int mmp_cli_report(int argc, char **argv)
 {
-    const char *in = NULL, *outp = NULL, *v;
-    mmp_report_format fmt = MMP_REPORT_TEXT;
-    for (int i = 1; i < argc; i++) {
-        if ((v = mmp_cli_opt_value(argc, argv, &i, "--format"))) {
-            if (mmp_report_format_from_name(&fmt, v) != MMP_STATUS_OK) return mmp_cli_doc_usage("report", "unknown format (text, md, junit, html)", v);
-        } else if ((v = mmp_cli_opt_value(argc, argv, &i, "-o")) || (v = mmp_cli_opt_value(argc, argv, &i, "--output"))) {
-            if (!*v) return mmp_cli_doc_usage("report", "-o needs a file name", NULL);
-            outp = v;
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            mmp_cli_doc_usage("report", "render a run document", NULL);
-            return MMP_EXIT_PASS;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return mmp_cli_doc_usage("report", "unknown option", argv[i]);
-        } else if (in) {
-            return mmp_cli_doc_usage("report", "one run document at a time", argv[i]);
-        } else {
-            in = argv[i];
-        }
+    mmp_doc_args a;   /* parsed and checked in cli/args_tools.c (fuzzed) */
+    if (mmp_doc_args_parse(&a, "report", argc, argv) != MMP_STATUS_OK)
+        return mmp_cli_doc_usage("report", mmp_error_last(), NULL);
+    if (a.help) {
+        mmp_doc_args_free(&a);
+        mmp_cli_doc_usage("report", "render a run document", NULL);
+        return MMP_EXIT_PASS;
     }
-    if (!in) return mmp_cli_doc_usage("report", "missing the run document", NULL);
+    const char *in = a.inputs[0], *outp = a.output;
+    mmp_report_format fmt = a.format;
+    mmp_doc_args_free(&a);
+    mmp_status st = outp ? mmp_file_check_writable(outp) : MMP_STATUS_OK;   /* before the work */
+    if (st != MMP_STATUS_OK) return mmp_cli_fail(st, "report");
     mmp_run run;
-    mmp_status st = mmp_cli_load_run(&run, in);
+    st = mmp_cli_load_run(&run, in);
     if (st != MMP_STATUS_OK) { mmp_run_clear(&run); return mmp_cli_fail(st, "report"); }
-    FILE *f = mmp_cli_open_out(outp, &st);
-    if (f) st = mmp_cli_close_out(f, outp, mmp_report_render(f, &run, fmt));
+    render_job job = {&run, fmt};
+    st = mmp_cli_write_out(outp, render, &job);   /* -o: atomic, the previous file stays on an error */
     mmp_run_clear(&run);
     return st == MMP_STATUS_OK ? MMP_EXIT_PASS : mmp_cli_fail(st, "report");
 }

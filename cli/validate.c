@@ -8,9 +8,14 @@
  * Exit: 0 all PASS/SKIP, 1 a FAIL or ERROR, 2 usage/input (bad option, suite file, plugin, no
  * case matching), 3 environment (unwritable output — checked before any case runs —, a write
  * failing during the run, e.g. a full disk; no device when nothing could run; --sanitize
- * without compute-sanitizer when everything else passed), 4 internal.
+ * without compute-sanitizer when everything else passed; no descriptor or process left to
+ * start a kernel's child: the report is then partial), 4 internal.
  * Results finished before a fault are kept: the JSON-lines file holds whole lines only, and
- * SIGINT/SIGTERM stop the run with a valid partial report (complete: false, interrupted_by).
+ * SIGINT/SIGTERM/SIGHUP stop the run with a valid partial report (complete: false,
+ * interrupted_by). Outputs: RUN.json and RUN.json.jsonl are regular files (core/fileio.c); the
+ * JSON-lines file is locked for the run, so a second run with the same -o stops before any case
+ * (exit 3); a RUN.json already there is moved to RUN.json.prev when the run starts (no reader
+ * pairs it with the new run's lines) and removed once the new one is written.
  */
 #include <errno.h>
 #include <signal.h>
@@ -30,8 +35,9 @@
 
 static volatile int stop_flag;
 static volatile sig_atomic_t stop_signal;
-/* First SIGINT/SIGTERM: stop after the case in flight (its child is killed), write the partial
- * report. A second one ends the program at once (the JSON lines written so far stay valid). */
+/* First SIGINT/SIGTERM/SIGHUP: stop after the case in flight (its child is killed), write the
+ * partial report. A second one ends the program at once (the JSON lines written so far stay
+ * valid). SIGHUP is a closed terminal or a session ending: the same stop, not a lost run. */
 static void on_signal(int sig)
 {
     if (stop_flag) {
@@ -138,6 +144,8 @@ int mmp_cli_validate(int argc, char **argv)
         return MMP_EXIT_USAGE;
     }
     if (c.help) { usage_validate(); return MMP_EXIT_PASS; }
+    st = mmp_validate_args_check_inputs(&c);   /* --acc-model: exit 2 with the reason, before anything runs */
+    if (st != MMP_STATUS_OK) return fail("validate", st);
     st = mmp_file_check_writable(c.output);   /* exit 3 before any case runs */
     if (st != MMP_STATUS_OK) return fail("validate", st);
     mmp_env env;
@@ -168,13 +176,24 @@ int mmp_cli_validate(int argc, char **argv)
     mmp_progress_init(&ps, stderr, cases, n, isatty(2) && !(getenv("CI") && *getenv("CI")));
     char jl_path[4200];
     snprintf(jl_path, sizeof jl_path, "%s.jsonl", c.output);
-    st = mmp_progress_open_jsonl(&ps, jl_path);
-    if (st != MMP_STATUS_OK) { free(res); mmp_cases_free(cases); return fail("validate", st); }
-    struct sigaction sa, old_int, old_term;
+    st = mmp_progress_open_jsonl(&ps, jl_path);   /* locked: exit 3 while another run writes it */
+    if (st == MMP_STATUS_OK) st = mmp_file_set_aside(c.output, ".prev");
+    if (st != MMP_STATUS_OK) {
+        if (ps.lock_holder)
+            fprintf(stderr, "mmaprobe validate: %s is being written by another mmaprobe (pid %ld)\n", c.output, ps.lock_holder);
+        else
+            fprintf(stderr, "mmaprobe validate: %s\n", mmp_error_last());
+        mmp_progress_finish(&ps);
+        free(res);
+        mmp_cases_free(cases);
+        return mmp_status_exit_code(st);
+    }
+    struct sigaction sa, old_int, old_term, old_hup;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
     c.o.stop = &stop_flag;
     fprintf(stderr, "mmaprobe validate: %zu cases (suite %s)\n", n, c.suite);
     st = mmp_runner_run(res, cases, n, &c.o, on_result, &ps);
@@ -183,13 +202,16 @@ int mmp_cli_validate(int argc, char **argv)
     if (c.sanitize && st == MMP_STATUS_OK && !stop_flag) sanitizer_not_run = sanitize(res, cases, n, &c);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     mmp_run run;
     mmp_run_init(&run);
     run.env = env;
     snprintf(run.kind, sizeof run.kind, "validate");
     snprintf(run.suite, sizeof run.suite, "%s", c.suite);
-    run.complete = !stop_flag;
-    if (stop_flag) snprintf(run.interrupted_by, sizeof run.interrupted_by, "%s", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    run.complete = !stop_flag && st == MMP_STATUS_OK;   /* a runner that could not go on: partial */
+    if (stop_flag)
+        snprintf(run.interrupted_by, sizeof run.interrupted_by, "%s",
+                 stop_signal == SIGTERM ? "SIGTERM" : stop_signal == SIGHUP ? "SIGHUP" : "SIGINT");
     int counts[MMP_VERDICT_COUNT_] = {0};
     for (size_t i = 0; i < n; i++) {
         mmp_run_add(&run, &res[i]);
@@ -206,7 +228,7 @@ int mmp_cli_validate(int argc, char **argv)
         exit_code = MMP_EXIT_ENVIRONMENT;   /* a requested check that could not run is no pass */
     if (st != MMP_STATUS_OK) {
         fprintf(stderr, "mmaprobe validate: %s\n", mmp_error_last());
-        exit_code = MMP_EXIT_INTERNAL;
+        exit_code = mmp_status_exit_code(st);   /* out of descriptors or processes: 3 */
     }
     if (ps.write_error[0]) {
         fprintf(stderr, "mmaprobe validate: %s\n", ps.write_error);
@@ -219,7 +241,9 @@ int mmp_cli_validate(int argc, char **argv)
         fprintf(stderr, "mmaprobe validate: %s; the results of the finished cases are in %s\n", mmp_error_last(), jl_path);
         if (exit_code != MMP_EXIT_INTERNAL) exit_code = mmp_status_exit_code(ws);
     } else {
-        printf("results: %s%s\n", c.output, run.complete ? "" : " (PARTIAL: interrupted)");
+        printf("results: %s%s\n", c.output, run.complete ? "" : stop_flag ? " (PARTIAL: interrupted)" : " (PARTIAL: the run could not go on)");
+        if (mmp_file_remove_aside(c.output, ".prev") != MMP_STATUS_OK)   /* the previous run's, set aside */
+            fprintf(stderr, "mmaprobe validate: %s\n", mmp_error_last());
     }
     if (stop_flag)
         fprintf(stderr, "mmaprobe validate: interrupted by %s: partial report %s has %zu finished cases of %zu\n",

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mmaprobe/json.h"
+#include "mmaprobe/sysio.h"
 
 typedef struct parser {
     const unsigned char *p, *end, *start;
@@ -19,7 +20,44 @@ typedef struct parser {
     int line;
     const unsigned char *line_start;
     mmp_status st;
+    size_t used, budget;        /* bytes allocated for the tree so far, and the most allowed */
 } parser;
+
+/* Every allocation of the tree is charged (with the allocator's per-block overhead); past the
+ * budget the parse stops. Before any allocation, a scan counts the values the text must hold
+ * (each ',' outside strings separates two, each '[' and '{' opens one): when even that many
+ * nodes exceed the budget, the document is refused at once instead of after gigabytes. */
+#define BLOCK_OVERHEAD 16
+static mmp_status over_budget(parser *ps, int line)
+{
+    if (ps->st == MMP_STATUS_OK)
+        ps->st = MMP_ERR(MMP_STATUS_PARSE, "%s:%d: too many values for the document's size: parsing it would "
+                         "take more than %zu MiB of memory (%d bytes per input byte + %d MiB)", ps->name, line,
+                         ps->budget >> 20, MMP_JSON_MEMORY_RATIO, MMP_JSON_MEMORY_BASE_MIB);
+    return ps->st;
+}
+
+static int charge(parser *ps, size_t bytes)
+{
+    ps->used += bytes + BLOCK_OVERHEAD;
+    if (ps->used <= ps->budget) return 0;
+    over_budget(ps, ps->line);
+    return -1;
+}
+
+/* The fewest bytes the tree of text can take (see above). */
+static size_t min_tree_bytes(const unsigned char *text, size_t len)
+{
+    size_t values = 1;
+    for (size_t i = 0; i < len; i++) {
+        unsigned c = text[i];
+        if (c == ',' || c == '[' || c == '{') values++;
+        else if (c == '"')
+            for (i++; i < len && text[i] != '"'; i++)
+                if (text[i] == '\\') i++;
+    }
+    return values * (sizeof(mmp_json) + BLOCK_OVERHEAD);
+}
 
 static int col_of(const parser *ps, const unsigned char *at)
 {
@@ -54,9 +92,12 @@ static void skip_ws(parser *ps)
     }
 }
 
-static mmp_json *node_new(parser *ps, mmp_json_type t)
+/* A node with `extra` bytes after it for its text (a number's literal, a string's decoded
+ * bytes): one allocation per scalar, which halves the tree of a document of small values. */
+static mmp_json *node_new(parser *ps, mmp_json_type t, size_t extra)
 {
-    mmp_json *v = calloc(1, sizeof *v);
+    if (charge(ps, sizeof(mmp_json) + extra)) return NULL;
+    mmp_json *v = calloc(1, sizeof *v + extra);
     if (!v) {
         ps->st = MMP_ERR(MMP_STATUS_NO_MEMORY, "%s: out of memory parsing JSON", ps->name);
         return NULL;
@@ -65,6 +106,7 @@ static mmp_json *node_new(parser *ps, mmp_json_type t)
     v->line = ps->line;
     v->col = (int)(ps->p - ps->line_start) + 1;   /* byte column: O(1) per node */
     v->src_off = (size_t)(ps->p - ps->start);
+    if (extra) v->str = (char *)(v + 1);
     return v;
 }
 
@@ -77,8 +119,7 @@ void mmp_json_free(mmp_json *v)
     }
     free(v->items);
     free(v->keys);
-    free(v->str);
-    free(v);
+    free(v);            /* str, where set, lives in the node's own block */
 }
 
 /* Decode one UTF-8 sequence at s (< end); returns its length or 0 if invalid. */
@@ -130,13 +171,12 @@ static size_t put_utf8(char *o, unsigned cp)
     return 4;
 }
 
-/* At an opening quote: decode the string into a fresh buffer. */
-static mmp_status parse_string(parser *ps, char **out, size_t *out_len)
+/* At an opening quote: validate the string, find its closing quote (*close) and the size of
+ * its decoded bytes plus the NUL (*cap, at most the raw length + 1). */
+static mmp_status scan_string(parser *ps, const unsigned char **close, size_t *cap_out)
 {
-    const unsigned char *q = ps->p + 1;
-    /* Pass 1: find the end and validate; decoded length <= raw length. */
     size_t cap = 1;
-    const unsigned char *s = q;
+    const unsigned char *s = ps->p + 1;
     while (1) {
         if (s >= ps->end) return fail_at(ps, s, "unterminated string");
         unsigned c = *s;
@@ -169,10 +209,17 @@ static mmp_status parse_string(parser *ps, char **out, size_t *out_len)
         if (!n) return fail_at(ps, s, "invalid UTF-8 in string");
         s += n; cap += (size_t)n;
     }
-    char *buf = malloc(cap);
-    if (!buf) return ps->st = MMP_ERR(MMP_STATUS_NO_MEMORY, "%s: out of memory parsing JSON", ps->name);
+    *close = s;
+    *cap_out = cap;
+    return MMP_STATUS_OK;
+}
+
+/* Decode the string scan_string checked (opening quote at ps->p, closing at s) into buf;
+ * moves past the closing quote. */
+static size_t decode_string(parser *ps, char *buf, const unsigned char *s)
+{
     size_t o = 0;
-    for (const unsigned char *r = q; r < s;) {
+    for (const unsigned char *r = ps->p + 1; r < s;) {
         if (*r != '\\') { buf[o++] = (char)*r++; continue; }
         unsigned e = r[1];
         if (e == 'u') {
@@ -193,13 +240,39 @@ static mmp_status parse_string(parser *ps, char **out, size_t *out_len)
         r += 2;
     }
     buf[o] = '\0';
-    *out = buf;
-    *out_len = o;
     ps->p = s + 1;
+    return o;
+}
+
+/* An object key: decoded into a fresh buffer. */
+static mmp_status parse_key(parser *ps, char **out, size_t *out_len)
+{
+    const unsigned char *s;
+    size_t cap;
+    MMP_TRY(scan_string(ps, &s, &cap));
+    if (charge(ps, cap)) return ps->st;
+    char *buf = malloc(cap);
+    if (!buf) return ps->st = MMP_ERR(MMP_STATUS_NO_MEMORY, "%s: out of memory parsing JSON", ps->name);
+    *out_len = decode_string(ps, buf, s);
+    *out = buf;
     return MMP_STATUS_OK;
 }
 
-static mmp_status parse_number(parser *ps, mmp_json *v)
+/* A string value: one node holding its decoded bytes. */
+static mmp_status parse_string_node(parser *ps, mmp_json **out)
+{
+    const unsigned char *s;
+    size_t cap;
+    MMP_TRY(scan_string(ps, &s, &cap));
+    mmp_json *v = node_new(ps, MMP_JSON_STRING, cap);
+    if (!v) return ps->st;
+    v->len = decode_string(ps, v->str, s);
+    *out = v;
+    return MMP_STATUS_OK;
+}
+
+/* A number value: one node holding its literal. */
+static mmp_status parse_number(parser *ps, mmp_json **out)
 {
     const unsigned char *s = ps->p, *q = s;
     if (q < ps->end && *q == '-') q++;
@@ -219,15 +292,17 @@ static mmp_status parse_number(parser *ps, mmp_json *v)
     }
     size_t n = (size_t)(q - s);
     if (n > MMP_JSON_MAX_NUMBER) return fail_at(ps, s, "number literal too long");
-    v->str = malloc(n + 1);
-    if (!v->str) return ps->st = MMP_ERR(MMP_STATUS_NO_MEMORY, "%s: out of memory parsing JSON", ps->name);
-    memcpy(v->str, s, n);
-    v->str[n] = '\0';
-    v->len = n;
-    errno = 0;
-    double x = strtod(v->str, NULL);
+    char lit[MMP_JSON_MAX_NUMBER + 1];
+    memcpy(lit, s, n);
+    lit[n] = '\0';
+    double x = strtod(lit, NULL);
     if (!isfinite(x)) return fail_at(ps, s, "number out of the range of a double");
+    mmp_json *v = node_new(ps, MMP_JSON_NUMBER, n + 1);
+    if (!v) return ps->st;
+    memcpy(v->str, lit, n + 1);
+    v->len = n;
     ps->p = q;
+    *out = v;
     return MMP_STATUS_OK;
 }
 
@@ -241,6 +316,8 @@ static mmp_status push(parser *ps, mmp_json *c, mmp_json *item, char *key)
 {
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 4;
+        size_t per = c->type == MMP_JSON_OBJECT ? 2 * sizeof(void *) : sizeof(void *);
+        if (charge(ps, (cap - c->cap) * per)) goto over;
         mmp_json **items = realloc(c->items, cap * sizeof *items);
         if (!items) goto oom;
         c->items = items;
@@ -256,9 +333,11 @@ static mmp_status push(parser *ps, mmp_json *c, mmp_json *item, char *key)
     c->n++;
     return MMP_STATUS_OK;
 oom:
+    ps->st = MMP_ERR(MMP_STATUS_NO_MEMORY, "%s: out of memory parsing JSON", ps->name);
+over:
     mmp_json_free(item);
     free(key);
-    return ps->st = MMP_ERR(MMP_STATUS_NO_MEMORY, "%s: out of memory parsing JSON", ps->name);
+    return ps->st;
 }
 
 static mmp_status parse_value(parser *ps, mmp_json **out, int depth);
@@ -277,7 +356,7 @@ static mmp_status parse_container(parser *ps, mmp_json *c, int depth)
         if (is_obj) {
             skip_ws(ps);
             if (ps->p >= ps->end || *ps->p != '"') return fail_at(ps, ps->p, "expected a string key");
-            MMP_TRY(parse_string(ps, &key, &klen));
+            MMP_TRY(parse_key(ps, &key, &klen));
             if (strlen(key) != klen) { free(key); return fail_at(ps, ps->p, "object key contains \\u0000"); }
             skip_ws(ps);
             if (ps->p >= ps->end || *ps->p != ':') { free(key); return fail_at(ps, ps->p, "expected ':' after key"); }
@@ -322,7 +401,7 @@ static mmp_status parse_value(parser *ps, mmp_json **out, int depth)
         if (c == (unsigned char)words[i].word[0]) {
             if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, words[i].word, n) != 0)
                 return fail_at(ps, ps->p, "invalid literal");
-            mmp_json *v = node_new(ps, words[i].t);
+            mmp_json *v = node_new(ps, words[i].t, 0);
             if (!v) return ps->st;
             ps->p += n;
             v->src_len = n;
@@ -330,19 +409,16 @@ static mmp_status parse_value(parser *ps, mmp_json **out, int depth)
             return MMP_STATUS_OK;
         }
     }
-    mmp_json_type t;
-    if (c == '{') t = MMP_JSON_OBJECT;
-    else if (c == '[') t = MMP_JSON_ARRAY;
-    else if (c == '"') t = MMP_JSON_STRING;
-    else if (c == '-' || (c >= '0' && c <= '9')) t = MMP_JSON_NUMBER;
-    else return fail_at(ps, ps->p, "expected a value");
-    mmp_json *v = node_new(ps, t);
-    if (!v) return ps->st;
-    mmp_status st;
-    if (t == MMP_JSON_STRING) st = parse_string(ps, &v->str, &v->len);
-    else if (t == MMP_JSON_NUMBER) st = parse_number(ps, v);
-    else st = parse_container(ps, v, depth);
-    if (st != MMP_STATUS_OK) { mmp_json_free(v); return st; }
+    mmp_json *v = NULL;
+    if (c == '"' || c == '-' || (c >= '0' && c <= '9')) {
+        MMP_TRY(c == '"' ? parse_string_node(ps, &v) : parse_number(ps, &v));
+    } else {
+        if (c != '{' && c != '[') return fail_at(ps, ps->p, "expected a value");
+        v = node_new(ps, c == '{' ? MMP_JSON_OBJECT : MMP_JSON_ARRAY, 0);
+        if (!v) return ps->st;
+        mmp_status st = parse_container(ps, v, depth);
+        if (st != MMP_STATUS_OK) { mmp_json_free(v); return st; }
+    }
     v->src_len = (size_t)(ps->p - ps->start) - v->src_off;
     *out = v;
     return MMP_STATUS_OK;
@@ -356,9 +432,11 @@ mmp_status mmp_json_parse(mmp_json **out, const char *text, size_t len, const ch
         return MMP_ERR(MMP_STATUS_PARSE, "%s: document of %zu bytes is larger than the %u-byte limit", name,
                        len, MMP_JSON_MAX_SIZE);
     parser ps = {(const unsigned char *)text, (const unsigned char *)text + len, (const unsigned char *)text,
-                 name, 1, (const unsigned char *)text, MMP_STATUS_OK};
+                 name, 1, (const unsigned char *)text, MMP_STATUS_OK, 0,
+                 (size_t)MMP_JSON_MEMORY_RATIO * len + ((size_t)MMP_JSON_MEMORY_BASE_MIB << 20)};
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
         return fail_at(&ps, ps.p, "byte-order mark not allowed");
+    if (min_tree_bytes(ps.p, len) > ps.budget) return over_budget(&ps, 1);
     mmp_json *v = NULL;
     MMP_TRY(parse_value(&ps, &v, 0));
     skip_ws(&ps);
@@ -372,34 +450,8 @@ mmp_status mmp_json_parse(mmp_json **out, const char *text, size_t len, const ch
 
 mmp_status mmp_json_slurp(char **text, size_t *len, const char *path)
 {
-    *text = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot open %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap) break;
-        if (cap > MMP_JSON_MAX_SIZE) {
-            free(buf); fclose(f);
-            return MMP_ERR(MMP_STATUS_PARSE, "%s: larger than the %u-byte limit for a JSON document", path,
-                           MMP_JSON_MAX_SIZE);
-        }
-        cap *= 2;
-        char *nb = realloc(buf, cap + 1);
-        if (!nb) { free(buf); buf = NULL; break; }
-        buf = nb;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (!buf) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory reading %s", path);
-    if (err) { free(buf); return MMP_ERR(MMP_STATUS_IO, "cannot read %s", path); }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return MMP_STATUS_OK;
+    /* a FIFO or a device is refused without blocking; a missing file is the user's input */
+    return mmp_file_read_regular(text, len, path, MMP_JSON_MAX_SIZE);
 }
 
 const mmp_json *mmp_json_get(const mmp_json *obj, const char *key)

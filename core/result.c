@@ -12,7 +12,7 @@ static const char *const reason_names[MMP_REASON_COUNT_] = {
     "unwritten", "guard", "input-modified", "exact-mismatch", "bound-exceeded",
     "nan-mismatch", "nondeterministic", "sanitizer", "launch", "cuda",
     "crash", "timeout", "unsupported", "int32-overflow", "interrupted",
-    "biased-rounding", "flushed-subnormal",
+    "biased-rounding", "flushed-subnormal", "protocol",
 };
 
 const char *mmp_verdict_name(mmp_verdict v)
@@ -83,7 +83,7 @@ void mmp_metrics_init(mmp_metrics *m)
 const char *mmp_stage_name(mmp_stage s)
 {
     static const char *names[MMP_STAGE_COUNT_] = {"inputs", "reference", "poison", "transfer",
-                                                  "launch", "guards", "compare", "context"};
+                                                  "launch", "guards", "compare", "memory", "context"};
     return (unsigned)s < MMP_STAGE_COUNT_ ? names[s] : NULL;
 }
 

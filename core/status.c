@@ -42,9 +42,13 @@ mmp_status mmp_error_set(mmp_status st, const char *file, int line, const char *
     va_start(ap, fmt);
     vsnprintf(last_msg, sizeof last_msg, fmt, ap);
     va_end(ap);
-    /* keep the message one line */
-    for (char *p = last_msg; *p; p++)
+    /* keep the message one line, and free of terminal control bytes (ESC, a C1 control as
+     * UTF-8 or as a lone byte) that a file's text could carry */
+    for (unsigned char *p = (unsigned char *)last_msg, prev = 0; *p; prev = *p, p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
+        else if ((*p < 0x20 && *p != '\t') || *p == 0x7f) *p = '?';
+        else if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) p[0] = p[1] = '?';
+        else if (*p >= 0x80 && *p <= 0xBF && prev < 0x80) *p = '?';
     const char *base = file ? strrchr(file, '/') : NULL;
     snprintf(last_where, sizeof last_where, "%s:%d", base ? base + 1 : (file ? file : "?"), line);
     return st;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "mmaprobe/probe.h"
+#include "mmaprobe/sysio.h"
 
 uint32_t mmp_probe_bits(double x) { return mmp_model_fp32_bits(x); }
 double mmp_probe_value(uint32_t bits) { return mmp_model_fp32_value(bits); }
@@ -127,6 +128,9 @@ static void rest_of(char *dst, size_t size, const char *line, const char *key)
     snprintf(dst, size, "%s", p);
     size_t n = strlen(dst);
     while (n && (dst[n - 1] == '\n' || dst[n - 1] == '\r')) dst[--n] = 0;
+    /* these strings are printed to the terminal: no control bytes (ESC) from a capture file */
+    for (char *q = dst; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f) *q = '?';
 }
 
 mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
@@ -138,14 +142,22 @@ mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
     if (xz && access(path, R_OK) != 0)
         return MMP_ERR(MMP_STATUS_IO, "cannot open capture %s: %s", path, strerror(errno));
     FILE *f = NULL;
+    mmp_child child = {-1, NULL};
     if (xz) {
-        char cmd[4200];
-        if (strchr(path, '\'') || plen > 4000)
-            return MMP_ERR(MMP_STATUS_IO, "capture path %s cannot be passed to xz", path);
-        snprintf(cmd, sizeof cmd, "xz -dc -- '%s'", path);
-        f = popen(cmd, "r");
+        /* a FIFO or a device would hold xz up: only a regular file goes to it; no shell: the
+         * path is one argument, whatever it holds */
+        const char *kind;
+        int fd = mmp_file_open_regular(path, &kind);
+        if (fd < 0 && kind) return MMP_ERR(MMP_STATUS_INVALID, "capture %s is not a regular file (%s)", path, kind);
+        if (fd >= 0) close(fd);
+        char *argv[] = {"xz", "-dc", "--", (char *)path, NULL};
+        MMP_TRY(mmp_spawn_read(&child, argv, MMP_SPAWN_STDERR_NULL));
+        f = child.out;
     } else {
-        f = fopen(path, "r");
+        const char *kind;
+        int fd = mmp_file_open_regular(path, &kind);
+        if (fd < 0 && kind) return MMP_ERR(MMP_STATUS_INVALID, "capture %s is not a regular file (%s)", path, kind);
+        if (fd >= 0 && !(f = fdopen(fd, "r"))) close(fd);
     }
     if (!f) return MMP_ERR(MMP_STATUS_IO, "cannot open capture %s: %s", path, strerror(errno));
     char *line = NULL;
@@ -235,7 +247,7 @@ mmp_status mmp_capture_read(mmp_capture *cap, const char *path)
     }
     free(line);
     free(a);
-    int rc = xz ? pclose(f) : fclose(f);
+    int rc = xz ? mmp_spawn_wait(&child) : fclose(f);
     if (st == MMP_STATUS_OK && xz && rc != 0)
         st = MMP_ERR(MMP_STATUS_IO, "%s: xz -dc failed (status %d; is xz installed?)", path, rc);
     if (st == MMP_STATUS_OK) cap->inputs_rounded = cap_rounded;

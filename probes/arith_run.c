@@ -1,13 +1,15 @@
 /* arith_run.c — `mmaprobe probe --arith`: design, capture (GPU, in a forked child), analyse.
  *
- * Options (after --arith is chosen by cli/probe.c):
+ * Options (after --arith is chosen by cli/probe.c, which checks every value and its bound first:
+ * cli/args_tools.c):
  *   --capture-dir D     write each capture to D/<instruction>.txt (text, replayable by CI)
  *   --capture-keep N    random vectors kept in those text captures (default: all); every
  *                       designed probe vector is always kept
  *   --from-capture D    analyse D/<instruction>.txt (or D/NAME-<instruction>.txt) instead of the GPU
  *   --synthetic GPU     outputs from the parameter-table model of GPU (no device needed)
  *   --instr ID          only this instruction (repeatable as a comma list)
- *   --random N          random vectors per instruction (default 100000; half bit patterns)
+ *   --random N          random vectors per instruction (default 100000, at most 10^6; half bit
+ *                       patterns)
  *   --seed S            seed of the random vectors (default 1)
  *   --threads N         analysis threads (default: online CPUs, at most 32)
  * CUDA is used only in a forked child, which hands each capture back as a binary file (or a
@@ -16,6 +18,7 @@
  * appear in the text and the results with their reason (e.g. a device without sm_90a for wgmma).
  */
 #include <errno.h>
+#include <ftw.h>
 #include <glob.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -273,6 +276,19 @@ static mmp_status add_result(mmp_arith_results *out, const job *j)
     return mmp_arith_results_add(out, &r);
 }
 
+static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb; (void)ftw;
+    return (type == FTW_DP ? rmdir(path) : unlink(path)) == 0 ? 0 : -1;
+}
+
+/* The child's scratch directory and what it holds (no shell, no symlink followed). */
+static void remove_tree(const char *dir)
+{
+    if (nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "mmaprobe probe: could not remove %s: %s\n", dir, strerror(errno));
+}
+
 int mmp_probe_arith_run(mmp_arith_results *out, FILE *text, int argc, char **argv)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -303,9 +319,7 @@ int mmp_probe_arith_run(mmp_arith_results *out, FILE *text, int argc, char **arg
         }
         int crc = capture_in_child(&o, tmpdir, text ? text : stdout);
         if (crc == MMP_EXIT_ENVIRONMENT) {   /* no device: the group has no results */
-            char cmd[4200];
-            snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-            if (system(cmd) != 0) fprintf(stderr, "mmaprobe probe: could not remove %s\n", tmpdir);
+            remove_tree(tmpdir);
             return MMP_EXIT_ENVIRONMENT;
         }
         if (crc != 0) rc = MMP_EXIT_FAIL;
@@ -359,10 +373,6 @@ int mmp_probe_arith_run(mmp_arith_results *out, FILE *text, int argc, char **arg
                 (double)(t2.tv_sec - t1.tv_sec) + 1e-9 * (double)(t2.tv_nsec - t1.tv_nsec), nt);
     free(jobs);
     if (!printed && text) fprintf(text, "# arith: no instruction captured or analysed\n");
-    if (tmpdir[0]) {
-        char cmd[4200];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0) fprintf(stderr, "mmaprobe probe: could not remove %s\n", tmpdir);
-    }
+    if (tmpdir[0]) remove_tree(tmpdir);
     return printed ? rc : (rc ? rc : MMP_EXIT_ENVIRONMENT);
 }

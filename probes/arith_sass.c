@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "mmaprobe/probe.h"
+#include "mmaprobe/sysio.h"
 
 static const char *const tensor_ops[] = {"HMMA", "IMMA", "DMMA", "BMMA", "QMMA", "OMMA",
                                          "HGMMA", "IGMMA", "QGMMA", "BGMMA"};
@@ -266,7 +267,7 @@ mmp_status mmp_sass_summarise(mmp_sass_summary *s, const char *sass, const char 
 
 char *mmp_sass_dump(void)
 {
-    char cmd[1200], file[1024];
+    char file[1024], tool[1024], timeout[1024];
     /* The probe kernels live in the object that holds this function: the executable when
      * libmmp is linked statically, libmmp.so otherwise (dladdr names it). */
     Dl_info info;
@@ -274,16 +275,18 @@ char *mmp_sass_dump(void)
         snprintf(file, sizeof file, "%s", info.dli_fname);
     else
         snprintf(file, sizeof file, "/proc/%d/exe", (int)getpid());
+    if (mmp_spawn_which(tool, sizeof tool, "cuobjdump", "/usr/local/cuda/bin") != 0) return NULL;
     /* bounded: a listing that takes longer than 60 s leaves the SASS "unknown" */
-    snprintf(cmd, sizeof cmd,
-             "PATH=\"$PATH:/usr/local/cuda/bin\"; if command -v timeout >/dev/null; then t='timeout 60'; "
-             "else t=; fi; $t cuobjdump -sass '%s' 2>/dev/null", file);
-    FILE *p = popen(cmd, "r");
-    if (!p) return NULL;
+    char *with_timeout[] = {timeout, "60", tool, "-sass", file, NULL};
+    char *plain[] = {tool, "-sass", file, NULL};
+    mmp_child p;
+    if (mmp_spawn_read(&p, mmp_spawn_which(timeout, sizeof timeout, "timeout", NULL) == 0 ? with_timeout : plain,
+                       MMP_SPAWN_STDERR_NULL) != MMP_STATUS_OK)
+        return NULL;
     size_t cap = 1 << 20, n = 0;
     char *buf = malloc(cap + 1);
     while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, p);
+        size_t got = fread(buf + n, 1, cap - n, p.out);
         n += got;
         if (got == 0) break;
         if (n == cap) {
@@ -293,7 +296,7 @@ char *mmp_sass_dump(void)
             cap *= 2;
         }
     }
-    pclose(p);
+    mmp_spawn_wait(&p);
     if (!buf) return NULL;
     buf[n] = 0;
     if (n == 0) { free(buf); return NULL; }

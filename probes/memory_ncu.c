@@ -1,7 +1,8 @@
 /* memory_ncu.c — Nsight Compute as a counter source for `probe --memory` (memory_internal.h):
  * `ncu --csv --clock-control none` profiles this same program in a child mode (--calib-child /
  * --launch-child KERNEL); the metrics the installed ncu does not know are dropped first. Needs no
- * CUDA in this process.
+ * CUDA in this process. ncu runs with an argument vector (mmaprobe/sysio.h), never through a
+ * shell: --ncu PATH reaches it as one word, whatever characters it holds.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "memory_internal.h"
+#include "mmaprobe/sysio.h"
 
 static int self_path(char *buf, size_t size)
 {
@@ -27,13 +29,7 @@ const char *mmp_memory_ncu_find(const char *opt)
     const char *cands[] = {"/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu", NULL};
     for (int i = 0; cands[i]; i++)
         if (access(cands[i], X_OK) == 0) return cands[i];
-    FILE *p = popen("command -v ncu 2>/dev/null", "r");
-    if (!p) return NULL;
-    char *ok = fgets(path, sizeof path, p);
-    pclose(p);
-    if (!ok) return NULL;
-    path[strcspn(path, "\n")] = '\0';
-    return path[0] ? path : NULL;
+    return mmp_spawn_which(path, sizeof path, "ncu", NULL) == 0 ? path : NULL;
 }
 
 int mmp_memory_ncu_parse(mmp_memory_counters *out, int max, FILE *in)
@@ -84,20 +80,23 @@ int mmp_memory_ncu_parse(mmp_memory_counters *out, int max, FILE *in)
     return n;
 }
 
+/* At most this many words in child_args (it is built by memory_run.c: "--size N --launch-child K"). */
+#define MAX_CHILD_ARGS 8
+
 int mmp_memory_ncu_run(const char *ncu, const char *child_args, const char *kernel_regex,
                        mmp_memory_counters *out, int max, char *why, size_t wsize)
 {
-    char self[512], cmd[4096], metrics[2048] = "";
+    char self[512], metrics[2048] = "", regex[512], words[256];
     if (self_path(self, sizeof self)) { snprintf(why, wsize, "cannot find this program's path"); return -1; }
     /* keep only the metrics this ncu knows */
-    snprintf(cmd, sizeof cmd, "%s --query-metrics 2>/dev/null", ncu);
-    FILE *q = popen(cmd, "r");
+    char *query[] = {(char *)ncu, "--query-metrics", NULL};
+    mmp_child q;
     char *known = NULL;
     size_t klen = 0;
-    if (q) {
+    if (mmp_spawn_read(&q, query, MMP_SPAWN_STDERR_NULL) == MMP_STATUS_OK) {
         char buf[4096];
         size_t r;
-        while ((r = fread(buf, 1, sizeof buf, q)) > 0) {
+        while ((r = fread(buf, 1, sizeof buf, q.out)) > 0) {
             char *nk = realloc(known, klen + r + 1);
             if (!nk) break;
             known = nk;
@@ -105,7 +104,7 @@ int mmp_memory_ncu_run(const char *ncu, const char *child_args, const char *kern
             klen += r;
             known[klen] = '\0';
         }
-        pclose(q);
+        mmp_spawn_wait(&q);
     }
     for (size_t m = 0; m < MMP_MEMORY_N_METRICS; m++) {
         char base[128];
@@ -117,15 +116,25 @@ int mmp_memory_ncu_run(const char *ncu, const char *child_args, const char *kern
         snprintf(metrics + used, sizeof metrics - used, "%s%s", used ? "," : "", mmp_memory_metrics[m]);
     }
     free(known);
-    snprintf(cmd, sizeof cmd, "%s --csv --clock-control none --metrics %s --kernel-name regex:'%s' %s probe --memory %s 2>&1",
-             ncu, metrics, kernel_regex, self, child_args);
-    FILE *p = popen(cmd, "r");
-    if (!p) { snprintf(why, wsize, "cannot start ncu: %s", strerror(errno)); return -1; }
-    int n = mmp_memory_ncu_parse(out, max, p);
-    int rc = pclose(p);
+    snprintf(regex, sizeof regex, "regex:%s", kernel_regex);
+    char *argv[16 + MAX_CHILD_ARGS] = {(char *)ncu, "--csv", "--clock-control", "none", "--metrics", metrics,
+                                       "--kernel-name", regex, self, "probe", "--memory"};
+    int argc = 11;
+    snprintf(words, sizeof words, "%s", child_args ? child_args : "");
+    char *save = NULL;
+    for (char *w = strtok_r(words, " ", &save); w && argc < 11 + MAX_CHILD_ARGS; w = strtok_r(NULL, " ", &save))
+        argv[argc++] = w;
+    argv[argc] = NULL;
+    mmp_child p;
+    if (mmp_spawn_read(&p, argv, MMP_SPAWN_STDERR_OUT) != MMP_STATUS_OK) {
+        snprintf(why, wsize, "%s", mmp_error_last());
+        return -1;
+    }
+    int n = mmp_memory_ncu_parse(out, max, p.out);
+    int rc = mmp_spawn_wait(&p);
     if (n <= 0) {
         snprintf(why, wsize, "ncu produced no counters (exit %d; profiling refused or no device)",
-                 WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+                 rc >= 0 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
         return -1;
     }
     return n;

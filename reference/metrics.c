@@ -154,20 +154,22 @@ static void metric_blocks(void *ctx, int64_t b0, int64_t b1, int tid)
                 double ratio;
                 /* only where the classes differ (two NaNs agree: the alternative is not needed,
                  * and finding it costs K steps per element) */
-                int alt = (isnan(got) || isinf(got) || isnan(want) || isinf(want)) && in->special_alt &&
-                          (isnan(got) != isnan(want) || (!isnan(want) && got != want)) &&
+                double wc = mmp_metrics_class_want(want, want_out);
+                int alt = (isnan(got) || isinf(got) || isnan(wc) || isinf(wc)) && in->special_alt &&
+                          (isnan(got) != isnan(wc) || (!isnan(wc) && got != wc)) &&
                           in->special_alt(in->special_ctx, i, j, got);
                 if (alt) {
                     ratio = 0;   /* the class the declared input rounding gives (special_alt) */
-                } else if (isnan(got) != isnan(want) || (isnan(want) && !isnan(got))) {
+                } else if (isnan(got) != isnan(wc)) {
                     out->nan_mismatch++;
                     bad = 1;
                     ratio = INFINITY;
-                } else if (isnan(want)) {
-                    ratio = 0; /* both NaN: propagation as expected */
+                } else if (isnan(wc) || (isinf(got) && got == wc)) {
+                    ratio = 0; /* both NaN (propagation as expected), or the same infinity */
                 } else if (isinf(got) || isinf(want)) {
-                    if (got != want) { out->inf_mismatch++; bad = 1; ratio = INFINITY; }
-                    else ratio = 0;
+                    out->inf_mismatch++;
+                    bad = 1;
+                    ratio = INFINITY;
                 } else {
                     double err = fabs(got - want);
                     if (err > out->max_abs_err) out->max_abs_err = err;

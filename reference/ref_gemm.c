@@ -28,7 +28,9 @@ const char *mmp_ref_blas_name(void)
 
 /* Which device path: 2, 1, 0 (not the device path) or -1 (version 2 forced but not possible).
  * Version 2 takes every float or integer format; it leaves to version 1 (or the host) what
- * the host handles anyway: exact integer GEMMs, force_mpfr and non-finite alpha/beta. */
+ * the host handles anyway: force_mpfr, non-finite alpha/beta, and exact integer GEMMs unless
+ * the results are to stay on the device (keep_device: then version 2 decides them too, its
+ * slices' DGEMMs exact on integers, and there is no i64). */
 static int device_version(const mmp_ref_options *o, const mmp_gemm *g, int integer)
 {
     if (o->path != MMP_REF_PATH_CUDA) return 0;
@@ -36,7 +38,7 @@ static int device_version(const mmp_ref_options *o, const mmp_gemm *g, int integ
     const char *e = getenv("MMP_REF_DEVICE_VERSION");
     if (want == 0 && e && (*e == '1' || *e == '2')) want = *e - '0';
     if (want == 1) return 1;
-    int fits = !integer && !o->force_mpfr && isfinite(g->alpha) && isfinite(g->beta);
+    int fits = (!integer || o->keep_device) && !o->force_mpfr && isfinite(g->alpha) && isfinite(g->beta);
     if (want == 2 && !fits) return -1;
     return fits ? 2 : 1;
 }
@@ -58,14 +60,13 @@ mmp_status mmp_ref_gemm(mmp_ref_result *r, const void *a, const void *b, const v
                        (long long)g->m, (long long)g->n, (long long)g->k);
     double t0 = mmp_clock_now();
     int threads = mmp_parallel_threads(o->threads);
-#ifdef MMP_HAVE_OPENBLAS
-    if (o->threads > 0) openblas_set_num_threads(o->threads);   /* else OpenBLAS's own default */
-#endif
+    MMP_TRY(mmp_blas_fit_threads(o->threads));   /* else OpenBLAS's own default; fewer when memory is short */
     int integer = ref_integer_eligible(g);
+    int version = device_version(o, g, integer);
+    if (version == 2) integer = 0;   /* version 2 has no i64 */
     MMP_TRY(ref_result_alloc(r, g->m, g->n, o->want_absbound, integer));
     r->is_integer = integer;
     r->path = o->path;
-    int version = device_version(o, g, integer);
     if (version == 2) {   /* native operands straight to the device: no host load */
         mmp_status st = ref_cuda2_run(r, a, b, c, g, o, threads);
         if (st != MMP_STATUS_OK) { mmp_ref_result_clear(r); return st; }

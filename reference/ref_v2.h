@@ -98,6 +98,16 @@ REF_HD int ref_v2_finish_one(double *h, double *l, double *err, const ref_v2_arg
     }
     if (f->rowbad[i] || f->colbad[j]) E = INFINITY;
     double cv = f->beta != 0.0 ? mmp_format_hd_load(f->c, ref_index(f->lc, f->ldc, i, j), &f->fc) : 0.0;
+    if (!f->fd.is_float && hh == 0.0 && ll == 0.0 && E == 0.0) {
+        /* an exact zero sum (integer products are +0) for an integer output: X = alpha 0 + beta c
+         * is zero when beta c is, its sign by the IEEE rules, which are MPFR's here */
+        double z = f->alpha * 0.0;
+        if (f->beta != 0.0) z += f->beta * cv;
+        if (z == 0.0) {
+            h[x] = z; l[x] = 0.0; err[x] = 0.0;
+            return 1;
+        }
+    }
     ref_finish(&hh, &ll, &E, f->alpha, f->beta, cv, f->beta != 0.0);
     double d64 = 0, dout = 0;
     int ok = ref_decide_hd(&d64, &dout, hh, ll, E, &f->fd);

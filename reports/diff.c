@@ -50,10 +50,19 @@ static void line(FILE *out, int md, int kind, const mmp_case_result *b, const mm
     mmp_reason_format(reasons, sizeof reasons, r->reasons);
     if (md) {
         fputs("- `", out);
-        for (const char *p = r->id; *p; p++) fputc(*p == '`' ? '\'' : (unsigned char)*p < 0x20 ? ' ' : *p, out);
+        for (const char *p = r->id; *p; p++) {
+            size_t n = mmp_text_printable_len(p);   /* 0: a control byte (ESC, C1) */
+            if (*p == '`') fputc('\'', out);
+            else if (!n) fputc(' ', out);
+            else fwrite(p, 1, n, out);
+            if (n > 1) p += n - 1;
+        }
         fputs("`", out);
     }
-    else fprintf(out, "  %s", r->id);
+    else {
+        fputs("  ", out);
+        mmp_text_fputs(out, r->id);      /* no ESC from a document to a terminal */
+    }
     if (kind == D_NEW_FAIL)
         fprintf(out, ": %s -> %s [%s]", b ? mmp_verdict_name(b->verdict) : "new", mmp_verdict_name(c->verdict), reasons);
     else if (kind == D_WORSE)
@@ -66,7 +75,7 @@ static void line(FILE *out, int md, int kind, const mmp_case_result *b, const mm
     if ((kind == D_NEW_FAIL) && c->message[0]) {
         fputs(md ? " — " : "\n      ", out);
         if (md) mmp_md_escape(out, c->message);
-        else fputs(c->message, out);
+        else mmp_text_fputs(out, c->message);
     }
     fputc('\n', out);
 }
@@ -96,7 +105,7 @@ mmp_status mmp_report_diff(FILE *out, size_t *regressions, const mmp_run *base, 
             if (strcmp(base->env.gpu, cur->env.gpu) != 0 || base->env.cc_major != cur->env.cc_major) {
                 fprintf(out, "%snote: the runs are from different GPUs (", md ? "> " : "  ");
                 if (md) { mmp_md_escape(out, base->env.gpu); fputs(" vs ", out); mmp_md_escape(out, cur->env.gpu); }
-                else fprintf(out, "%s vs %s", base->env.gpu, cur->env.gpu);
+                else { mmp_text_fputs(out, base->env.gpu); fputs(" vs ", out); mmp_text_fputs(out, cur->env.gpu); }
                 fputs(")\n", out);
                 if (md) fputc('\n', out);
             }

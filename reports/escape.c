@@ -1,6 +1,7 @@
 /* escape.c — text made safe for a Markdown table cell: '|', '<', '>', '&', '`' and Markdown's
  * emphasis and link characters escaped, newlines and tabs as spaces, other control bytes (ESC
- * included) dropped. Used by every Markdown writer (render_md.c, render_probe_tables.c, diff.c). */
+ * included, C1 controls, invalid UTF-8 bytes) dropped. Used by every Markdown writer
+ * (render_md.c, render_probe_tables.c, diff.c). */
 #include <stdio.h>
 
 #include "render.h"
@@ -16,8 +17,11 @@ void mmp_md_escape(FILE *out, const char *s)
         case '`': fputs("&#96;", out); break;
         case '*': case '_': case '[': case ']': case '\\': fputc('\\', out); fputc(*p, out); break;
         case '\n': case '\r': case '\t': fputc(' ', out); break;
-        default:
-            if (*p >= 0x20 && *p != 0x7f) fputc(*p, out);
+        default: {
+            size_t n = mmp_text_printable_len((const char *)p);   /* 0: a control byte, dropped */
+            if (n) fwrite(p, 1, n, out);
+            if (n > 1) p += n - 1;
+        }
         }
     }
 }

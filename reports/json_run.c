@@ -38,7 +38,7 @@ static const field case_tail[] = {
     FD(C, "time_inputs_ms", time_stage_ms[MMP_STAGE_INPUTS]), FD(C, "time_poison_ms", time_stage_ms[MMP_STAGE_POISON]),
     FD(C, "time_transfer_ms", time_stage_ms[MMP_STAGE_TRANSFER]),
     FD(C, "time_launch_ms", time_stage_ms[MMP_STAGE_LAUNCH]), FD(C, "time_guards_ms", time_stage_ms[MMP_STAGE_GUARDS]),
-    FD(C, "time_compare_ms", time_stage_ms[MMP_STAGE_COMPARE]),
+    FD(C, "time_compare_ms", time_stage_ms[MMP_STAGE_COMPARE]), FD(C, "time_memory_ms", time_stage_ms[MMP_STAGE_MEMORY]),
     FD(C, "time_context_ms", time_stage_ms[MMP_STAGE_CONTEXT]), F32(C, "shard_index", shard_index),
     F32(C, "shard_count", shard_count), F32(C, "device", device),
 };

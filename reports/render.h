@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "mmaprobe/report.h"
 
+/* Bytes of the printable character at s (1..4: ASCII or valid UTF-8 that is no C1 control), or
+ * 0 when s[0] is a byte a terminal must not get (C0, DEL, a C1 control's lead, invalid UTF-8):
+ * such bytes are escaped or dropped one at a time (text_clean.c). */
+size_t mmp_text_printable_len(const char *s);
 /* Markdown table-cell-safe text. */
 void mmp_md_escape(FILE *out, const char *s);
 /* XML/HTML text and attribute escaping (&, <, >, ", '); drops bytes XML 1.0 forbids (C0 controls

@@ -313,7 +313,8 @@ void mmp_report_print_html(FILE *out, const mmp_run *run)
     esc(out, run->suite[0] ? run->suite : "-");
     fputs(" &#183; git ", out);
     esc(out, run->env.git_sha[0] ? run->env.git_sha : "-");
-    if (!run->complete) { fputs(" &#183; <b>PARTIAL (interrupted by ", out); esc(out, run->interrupted_by); fputs(")</b>", out); }
+    if (!run->complete && run->interrupted_by[0]) { fputs(" &#183; <b>PARTIAL (interrupted by ", out); esc(out, run->interrupted_by); fputs(")</b>", out); }
+    else if (!run->complete) fputs(" &#183; <b>PARTIAL (the run could not go on)</b>", out);
     fputs("</div></div>\n<h2>Summary per precision &#215; kernel</h2>\n", out);
     summary_table(out, run);
 

@@ -16,8 +16,12 @@ static void md_code(FILE *out, const char *s)
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '|') fputs("\\|", out);
         else if (*p == '`') fputc('\'', out);
-        else if (*p < 0x20 || *p == 0x7f) fputc(' ', out);
-        else fputc(*p, out);
+        else {
+            size_t n = mmp_text_printable_len((const char *)p);   /* 0: a control byte (ESC, C1) */
+            if (!n) fputc(' ', out);
+            else fwrite(p, 1, n, out);
+            if (n > 1) p += n - 1;
+        }
     }
 }
 

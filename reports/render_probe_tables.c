@@ -21,8 +21,11 @@ static void cell(const table *t, int c, const char *s)
 {
     char buf[600];
     size_t o = 0;
-    for (; s && *s && o + 1 < sizeof buf; s++) buf[o++] = (unsigned char)*s < 0x20 ? ' ' : *s;
-    buf[o] = '\0';
+    if (t->style == MMP_PROBE_TABLE_TEXT) mmp_text_clean(buf, sizeof buf, s ? s : "");   /* no ESC to a terminal */
+    else {
+        for (; s && *s && o + 1 < sizeof buf; s++) buf[o++] = (unsigned char)*s < 0x20 ? ' ' : *s;
+        buf[o] = '\0';
+    }
     if (t->style == MMP_PROBE_TABLE_TEXT) {
         fprintf(t->out, c ? " %-*s" : "%-*s", t->width[c], buf);
         if (c == t->ncol - 1) fputc('\n', t->out);
@@ -176,7 +179,9 @@ static void memory_table(FILE *out, const mmp_memory_results *M, int style)
         mmp_xml_escape(out, s);
         fputs("</p>\n", out);
     } else {
-        fprintf(out, "%s%s\n", style == MMP_PROBE_TABLE_MD ? "\n" : "", s);
+        fputs(style == MMP_PROBE_TABLE_MD ? "\n" : "", out);
+        mmp_text_fputs(out, s);
+        fputc('\n', out);
     }
 }
 

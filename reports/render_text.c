@@ -2,28 +2,44 @@
  * then every FAIL/ERROR case with its reasons and message, then the totals. */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mmaprobe/core.h"
 #include "mmaprobe/report.h"
 
 /* A terminal must not receive control characters from a run document (escape sequences). */
-static const char *clean(char *buf, size_t size, const char *s)
+static const char *clean(char *buf, size_t size, const char *s) { return mmp_text_clean(buf, size, s); }
+
+#define CLEAN_FIELD(f) clean_field((f), sizeof(f))
+static void clean_field(char *f, size_t size)
 {
-    size_t o = 0;
-    for (; *s && o + 1 < size; s++) buf[o++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
-    buf[o] = '\0';
-    return buf;
+    char tmp[1200];
+    mmp_text_clean(tmp, size < sizeof tmp ? size : sizeof tmp, f);
+    memcpy(f, tmp, strlen(tmp) + 1);
+}
+
+/* The environment's strings as a terminal may show them. */
+static void clean_env(mmp_env *e)
+{
+    CLEAN_FIELD(e->gpu); CLEAN_FIELD(e->driver); CLEAN_FIELD(e->runtime); CLEAN_FIELD(e->cublas);
+    CLEAN_FIELD(e->mpfr); CLEAN_FIELD(e->check); CLEAN_FIELD(e->blas); CLEAN_FIELD(e->git_sha);
+    CLEAN_FIELD(e->hostname); CLEAN_FIELD(e->started); CLEAN_FIELD(e->command); CLEAN_FIELD(e->no_device_reason);
 }
 
 void mmp_report_print_text(FILE *out, const mmp_run *run)
 {
-    char c1[600], c2[600];
-    mmp_env_print(out, &run->env, "# ");
+    char c1[600], c2[600], c3[600];
+    mmp_env env = run->env;
+    clean_env(&env);
+    mmp_env_print(out, &env, "# ");
     for (size_t i = 0; i < run->n_shards; i++)
-        fprintf(out, "# shard %zu: %s (device %d) on %s, started %s\n", i, run->shards[i].gpu,
-                run->shards[i].device, run->shards[i].hostname, run->shards[i].started);
-    if (!run->complete)
-        fprintf(out, "# PARTIAL run (interrupted by %s)\n", run->interrupted_by[0] ? run->interrupted_by : "?");
+        fprintf(out, "# shard %zu: %s (device %d) on %s, started %s\n", i, clean(c1, sizeof c1, run->shards[i].gpu),
+                run->shards[i].device, clean(c2, sizeof c2, run->shards[i].hostname),
+                clean(c3, sizeof c3, run->shards[i].started));
+    if (!run->complete && run->interrupted_by[0])
+        fprintf(out, "# PARTIAL run (interrupted by %s)\n", clean(c1, sizeof c1, run->interrupted_by));
+    else if (!run->complete)
+        fprintf(out, "# PARTIAL run (the run could not go on: see the cases' messages)\n");
     if (run->probes && run->n_cases == 0) {      /* a probe document: its tables, no empty case table */
         mmp_report_print_probes(out, run, 0);
         return;
@@ -57,7 +73,11 @@ void mmp_report_print_text(FILE *out, const mmp_run *run)
             fprintf(out, "  err/bound %.3g at (%" PRId64 ",%" PRId64 ")", c->metrics.max_ratio_det,
                     c->metrics.worst_i, c->metrics.worst_j);
         fprintf(out, "\n");
-        if (c->message[0]) fprintf(out, "        %s\n", clean(c2, sizeof c2, c->message));
+        if (c->message[0]) {
+            fputs("        ", out);
+            mmp_text_fputs(out, c->message);
+            fputc('\n', out);
+        }
     }
     int64_t counts[MMP_VERDICT_COUNT_];
     mmp_report_counts(run, counts);

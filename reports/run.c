@@ -228,11 +228,19 @@ mmp_status mmp_run_read_jsonl(mmp_run *run, const char *path)
     char *text;
     size_t len;
     MMP_TRY(mmp_json_slurp(&text, &len, path));
+    mmp_status st = mmp_run_read_jsonl_text(run, text, len, path);
+    free(text);
+    return st;
+}
+
+mmp_status mmp_run_read_jsonl_text(mmp_run *run, const char *text, size_t len, const char *path)
+{
+    if (!path) path = "<jsonl>";
     mmp_json_ctx cx = {path, MMP_REPORT_SCHEMA_MAJOR, MMP_REPORT_SCHEMA_MINOR};
     mmp_status st = MMP_STATUS_OK;
     size_t line = 0;
-    for (char *p = text; p < text + len && st == MMP_STATUS_OK;) {
-        char *nl = memchr(p, '\n', (size_t)(text + len - p));
+    for (const char *p = text; p < text + len && st == MMP_STATUS_OK;) {
+        const char *nl = memchr(p, '\n', (size_t)(text + len - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
         line++;
         char name[600];
@@ -258,7 +266,6 @@ mmp_status mmp_run_read_jsonl(mmp_run *run, const char *path)
         }
         p += n + (nl ? 1 : 0);
     }
-    free(text);
     return st;
 }
 

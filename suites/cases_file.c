@@ -14,13 +14,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "runner_internal.h"
+#include "mmaprobe/sysio.h"
 
 #define MAX_LIST 16
 #define MAX_LINE 1024
 #define MAX_CASES (1 << 18)   /* ~100 MB of cases: a file expanding to more is surely a mistake */
+/* Cases built before the filter drops them (~1 us each): a long file of lines that expand to
+ * thousands of cases each, under a filter that keeps none, stops after a few seconds. */
+#define MAX_EXPANDED (1 << 20)
 
 
 static int parse_i64(int64_t *out, const char *s, const char *end)
@@ -74,7 +78,7 @@ static mmp_status bad(const char *name, int lineno, const char *fmt, ...)
 }
 #define BAD(...) bad(name, lineno, __VA_ARGS__)
 
-static mmp_status parse_line(mmp_case_list *out, char *line, const char *name, int lineno,
+static mmp_status parse_line(mmp_case_list *out, size_t *expanded, char *line, const char *name, int lineno,
                              const mmp_kernel_desc *const *kernels, size_t n_kernels, uint64_t seed)
 {
     int64_t shape[3] = {0, 0, 0}, ld[3] = {0, 0, 0};
@@ -153,6 +157,9 @@ static mmp_status parse_line(mmp_case_list *out, char *line, const char *name, i
                     if (mmp_gemm_check(&g) != MMP_STATUS_OK) return BAD("%s", mmp_error_last());
                 }
                 if (out->n >= MAX_CASES) return BAD("the suite expands to more than %d cases", MAX_CASES);
+                if (++*expanded > MAX_EXPANDED)
+                    return BAD("the suite expands to more than %d cases before the filter (at most %d may remain "
+                               "after it)", MAX_EXPANDED, MAX_CASES);
                 MMP_TRY(mmp_case_list_push(out, &c));
             }
     }
@@ -167,7 +174,7 @@ mmp_status mmp_suitefile_parse_text(mmp_case **cases, size_t *count, const char 
     mmp_case_list l = {NULL, 0, 0, filter};
     *cases = NULL;
     *count = 0;
-    size_t pos = 0;
+    size_t pos = 0, expanded = 0;
     int lineno = 0;
     mmp_status st = MMP_STATUS_OK;
     while (pos < len && st == MMP_STATUS_OK) {
@@ -189,7 +196,7 @@ mmp_status mmp_suitefile_parse_text(mmp_case **cases, size_t *count, const char 
         char *p = line;
         while (*p == ' ' || *p == '\t' || *p == '\r') p++;
         if (!*p) continue;
-        st = parse_line(&l, p, name, lineno, kernels, n_kernels, seed);
+        st = parse_line(&l, &expanded, p, name, lineno, kernels, n_kernels, seed);
     }
     if (st == MMP_STATUS_OK && l.n == 0 && lineno == 0)
         st = mmp_error_set(MMP_STATUS_PARSE, __FILE__, __LINE__, "%s: empty suite file", name);
@@ -204,19 +211,21 @@ mmp_status mmp_suitefile_parse(mmp_case **cases, size_t *count, const char *path
                                const mmp_kernel_desc *const *kernels, size_t n_kernels,
                                const char *filter, uint64_t seed)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* opened without blocking: a FIFO (or a device) is refused at once, not waited on */
+    const char *kind;
+    int fd = mmp_file_open_regular(path, &kind);
+    if (fd < 0) {
         /* a name that is neither a built-in suite nor a file is a usage error (exit 2); a file
          * that exists but cannot be read is the environment's (exit 3) */
         int e = errno;
-        return MMP_ERR(e == ENOENT || e == ENOTDIR || e == ENAMETOOLONG ? MMP_STATUS_INVALID : MMP_STATUS_IO,
-                       "suite '%s': not a built-in suite (smoke, edge, full) and cannot read it: %s", path, strerror(e));
+        if (kind)
+            return MMP_ERR(MMP_STATUS_INVALID, "suite '%s': not a built-in suite (smoke, edge, full) nor a regular "
+                           "file (%s)", path, kind);
+        return MMP_ERR(mmp_file_open_status(e), "suite '%s': not a built-in suite (smoke, edge, full) and cannot "
+                       "read it: %s", path, strerror(e));
     }
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return MMP_ERR(MMP_STATUS_INVALID, "suite '%s': not a built-in suite (smoke, edge, full) nor a regular file", path);
-    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) { close(fd); return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory reading %s", path); }
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {

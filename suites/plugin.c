@@ -5,11 +5,17 @@
  * Then it is loaded here and checked again: the symbol, the ABI version, the count, every
  * descriptor's fields and a possible format combination. Any problem: MMP_STATUS_INVALID with a
  * one-line message (exit 2). A plugin still loading after $MMP_PLUGIN_LOAD_TIMEOUT seconds
- * (default 60) is killed and refused the same way.
+ * (default 60) is killed and refused the same way. A library that loads in the child and crashes
+ * only here (a constructor that behaves differently the second time) is caught too: the load
+ * here runs under handlers of the crash signals that jump back out of it, and is refused with
+ * "crashed while loading in-process". The loader is then in an unknown state, so the caller is
+ * expected to end the program (it does: exit 2).
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,15 +129,60 @@ static double load_timeout_s(void)
     return e && *e && (*end || !(t > 0) || t > 3600) ? 60 : t;
 }
 
+/* ---- the load in this process, under crash handlers ---- */
+static sigjmp_buf load_jump;
+static volatile sig_atomic_t load_signal;
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
+enum { N_CRASH = sizeof crash_signals / sizeof crash_signals[0] };
+
+static struct sigaction load_old[N_CRASH];   /* static: kept across the jump */
+
+static void on_crash(int sig)
+{
+    load_signal = sig;
+    siglongjmp(load_jump, 1);
+}
+
+static mmp_status load_guarded(const mmp_kernel_desc **kernels, size_t *count, const char *path)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_crash;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_NODEFER;
+    load_signal = 0;
+    fflush(NULL);   /* what was printed so far is out, whatever happens next */
+    if (sigsetjmp(load_jump, 1) == 0) {
+        for (int i = 0; i < N_CRASH; i++) sigaction(crash_signals[i], &sa, &load_old[i]);
+        mmp_status st = load_here(kernels, count, path);
+        for (int i = 0; i < N_CRASH; i++) sigaction(crash_signals[i], &load_old[i], NULL);
+        return st;
+    }
+    for (int i = 0; i < N_CRASH; i++) sigaction(crash_signals[i], &load_old[i], NULL);
+    *kernels = NULL;
+    *count = 0;
+    int sig = load_signal;
+    return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: crashed while loading in-process (signal %d, %s; it had loaded "
+                   "cleanly in the checking process)", path, sig, strsignal(sig));
+}
+
 mmp_status mmp_plugin_load(const mmp_kernel_desc **kernels, size_t *count, const char *path)
 {
     *kernels = NULL;
     *count = 0;
     int fds[2];
-    if (pipe(fds) != 0) return MMP_ERR(MMP_STATUS_INTERNAL, "pipe: %s", strerror(errno));
+    if (pipe2(fds, O_CLOEXEC) != 0)   /* out of descriptors: the environment's limit, exit 3 */
+        return MMP_ERR(errno == EMFILE || errno == ENFILE ? MMP_STATUS_IO : MMP_STATUS_INTERNAL,
+                       "plugin %s: cannot check it: pipe: %s", path, strerror(errno));
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0) return MMP_ERR(MMP_STATUS_INTERNAL, "fork: %s", strerror(errno));
+    if (pid < 0) {
+        int e = errno;
+        close(fds[0]);
+        close(fds[1]);
+        return MMP_ERR(e == EAGAIN || e == ENOMEM ? MMP_STATUS_NO_MEMORY : MMP_STATUS_INTERNAL,
+                       "plugin %s: cannot check it: fork: %s", path, strerror(e));
+    }
     if (pid == 0) {
         close(fds[0]);
         const mmp_kernel_desc *k;
@@ -173,5 +224,5 @@ mmp_status mmp_plugin_load(const mmp_kernel_desc **kernels, size_t *count, const
     if (!have || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: the loading process failed without a message", path);
     if (msg[0]) return MMP_ERR(MMP_STATUS_INVALID, "%s", msg);
-    return load_here(kernels, count, path);
+    return load_guarded(kernels, count, path);
 }

@@ -347,6 +347,7 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     ops.devcheck = ops.devcheck && ref.dev_exact && ref.dev_want_out;   /* else the host compares */
     if (!ops.devcheck && ops.host_stale) st = host_inputs(&ops);
     if (st != MMP_STATUS_OK) goto done;
+    t0 = mmp_runner_now_ms();
 #ifdef MMP_HAVE_CUDA
     if (ops.devcheck && cudaMalloc(&ops.got0, ops.buf[3].data_bytes) != cudaSuccess) {
         cudaGetLastError();
@@ -372,6 +373,7 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
             }
         }
     }
+    stage[MMP_STAGE_MEMORY] += mmp_runner_now_ms() - t0;
     mmp_buffer *d = &ops.buf[3];
     mmp_damage dmg[2][4];
     int runs_done = 0;
@@ -444,10 +446,12 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     stage[MMP_STAGE_COMPARE] += mmp_runner_now_ms() - t0;
     r->verdict = (r->reasons & ~(uint32_t)MMP_REASON_OVERFLOW) ? MMP_VERDICT_FAIL : MMP_VERDICT_PASS;
 done:
+    t0 = mmp_runner_now_ms();
     free(out[0]);
     free(out[1]);
     mmp_ref_clear(&ref);
     operands_clear(&ops);
+    stage[MMP_STAGE_MEMORY] += mmp_runner_now_ms() - t0;
     return st;
 }
 

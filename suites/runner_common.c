@@ -1,11 +1,13 @@
 /* runner_common.c — the pieces every case path of the runner shares, below all of them: the
  * clock, the message builder, the result record's identity, SKIP, the device query (once per
- * process), sticky CUDA errors, the case stream, and the runner child's message channel.
+ * process), sticky CUDA errors, the case stream. (The runner child's channel to the parent, which
+ * the case paths report their kernel phase through, is runner_channel.c.)
  *
  * Calls flow one way: runner_run.c (the parent and its children) -> runner_case.c (a GEMM case)
  * -> runner_operator.c (an operator case) -> this file. A runner child opens the channel
  * (mmp_runner_channel_open) and the case paths report their kernel phase through it
- * (mmp_runner_phase), so the parent can time out a launch; outside a child both are no-ops.
+ * (mmp_runner_phase, runner_channel.c), so the parent can time out a launch; outside a child
+ * both are no-ops.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -134,34 +136,3 @@ mmp_status mmp_runner_stream(void **stream)
     return MMP_STATUS_OK;
 }
 #endif
-
-/* ---- the runner child's message channel ---- */
-static int channel_fd = -1;
-static uint64_t channel_index;
-
-int mmp_runner_write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-void mmp_runner_channel_open(int fd) { channel_fd = fd; }
-
-void mmp_runner_channel_send(uint32_t type, uint64_t index)
-{
-    channel_index = index;
-    mmp_runner_msg h = {type, 0, index};
-    if (channel_fd >= 0) mmp_runner_write_all(channel_fd, &h, sizeof h);
-}
-
-void mmp_runner_phase(int in_kernel)
-{
-    mmp_runner_channel_send(in_kernel ? MMP_RUNNER_MSG_KERNEL : MMP_RUNNER_MSG_KERNEL_DONE, channel_index);
-}

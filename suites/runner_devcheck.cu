@@ -120,15 +120,19 @@ __device__ void element(mmp_devcheck_row *q, unsigned *hist, float *heat, const 
     q->count++;
     int bad = 0;
     double ratio;
-    if (isnan(got) != isnan(want) || (isnan(want) && !isnan(got))) {
+    /* the class reference: an overflowing correctly rounded result is the right answer
+     * (mmp_metrics_class_want, metrics.h) */
+    double wc = isinf(want_out) && isfinite(want) ? want_out : want;
+    if (isnan(got) != isnan(wc)) {
         q->nan_mismatch++;
         bad = 1;
         ratio = INFINITY;
-    } else if (isnan(want)) {
+    } else if (isnan(wc) || (isinf(got) && got == wc)) {
         ratio = 0;
     } else if (isinf(got) || isinf(want)) {
-        if (got != want) { q->inf_mismatch++; bad = 1; ratio = INFINITY; }
-        else ratio = 0;
+        q->inf_mismatch++;
+        bad = 1;
+        ratio = INFINITY;
     } else {
         double err = fabs(got - want);
         q->max_abs_err = fmax(q->max_abs_err, err);
@@ -166,8 +170,8 @@ __device__ void element(mmp_devcheck_row *q, unsigned *hist, float *heat, const 
     if (cv > 0) atomicMax((int *)&heat[j * in.hc / in.n], __float_as_int(cv));   /* cv > 0: bits order as values */
     if (ratio > q->worst_ratio) { q->worst_ratio = ratio; q->worst_j = j; q->worst_got = got; q->worst_want = want; }
     /* the first NaN/Inf class mismatch against the exact value (runner_check.c) */
-    if ((isnan(got) != isnan(want) || (!isnan(want) && (isinf(got) || isinf(want)) && got != want)) && q->nan_j < 0) {
-        q->nan_j = j; q->nan_got = got; q->nan_want = want;
+    if ((isnan(got) != isnan(wc) || (!isnan(wc) && (isinf(got) || isinf(wc)) && got != wc)) && q->nan_j < 0) {
+        q->nan_j = j; q->nan_got = got; q->nan_want = wc;
     }
     if (in.exact && !(isnan(got) || isnan(want_out) || got == want_out) && !q->n_exact_bad++) {
         q->exact_j = j; q->exact_got = got; q->exact_want = want_out;

@@ -184,17 +184,64 @@ int mmp_runner_device_skip(mmp_case_result *r, const mmp_runner_options *o, int 
 int mmp_runner_cuda_sticky(int cuda_error);   /* the context is lost: the process must stop */
 mmp_status mmp_runner_stream(void **stream);  /* the process's non-blocking case stream */
 #endif
-/* The child -> parent messages: a header, and after MMP_RUNNER_MSG_RESULT an mmp_case_result. */
+/* ---- runner_channel.c: the runner child -> parent channel (a frame per message) ---- */
 enum { MMP_RUNNER_MSG_START = 1, MMP_RUNNER_MSG_KERNEL = 2, MMP_RUNNER_MSG_KERNEL_DONE = 3, MMP_RUNNER_MSG_RESULT = 4 };
-typedef struct mmp_runner_msg {
+#define MMP_RUNNER_MAGIC 0x43504d4du   /* the bytes "MMPC" */
+typedef struct mmp_runner_frame {
+    uint32_t magic, type;
+    uint64_t seq;                  /* 0, 1, ... per child */
+    uint64_t index;                /* the case */
+    uint32_t length;               /* payload bytes: sizeof(mmp_case_result) after a result, else 0 */
+    int32_t pid;                   /* the sender, getpid() when it sent */
+    uint64_t check;                /* mmp_runner_channel_check over nonce, header (check = 0), payload */
+} mmp_runner_frame;
+enum { MMP_RUNNER_FRAME_MAX = sizeof(mmp_runner_frame) + sizeof(mmp_case_result) };
+uint64_t mmp_runner_channel_check(uint64_t nonce, const void *frame, size_t len);
+/* One frame into buf (type RESULT: r is the payload); its size, 0 if size is too small. */
+size_t mmp_runner_channel_encode(void *buf, size_t size, uint64_t nonce, uint64_t seq, int32_t pid, uint32_t type,
+                                 uint64_t index, const mmp_case_result *r);
+/* The parent's end: what it expects of one child, and the bytes received but not decoded. */
+enum { MMP_RUNNER_RX_IDLE, MMP_RUNNER_RX_CASE, MMP_RUNNER_RX_KERNEL };
+typedef struct mmp_runner_rx {
+    uint64_t nonce;
+    int32_t pid;                   /* the child */
+    uint64_t seq;                  /* of the next frame */
+    const mmp_case *cases;         /* indexed like the results */
+    size_t next, to;               /* the case whose messages come next; the child's end */
+    int phase;                     /* MMP_RUNNER_RX_*: before a start, in the case, in the kernel */
+    int32_t shard_index, shard_count;
+    size_t have;
+    unsigned char buf[2 * MMP_RUNNER_FRAME_MAX];
+} mmp_runner_rx;
+typedef struct mmp_runner_event {
     uint32_t type;
-    uint32_t pad;
     uint64_t index;
-} mmp_runner_msg;
+    mmp_case_result result;        /* MMP_RUNNER_MSG_RESULT */
+} mmp_runner_event;
+void mmp_runner_rx_init(mmp_runner_rx *rx, uint64_t nonce, int32_t pid, const mmp_case *cases, size_t from, size_t to,
+                        int32_t shard_index, int32_t shard_count);
+/* The frame at the front of bytes[0, len) checked against rx: OK with *used its size (ev filled,
+ * rx advanced), OK with *used = 0 while the frame is incomplete, or MMP_STATUS_PARSE "protocol:
+ * ..." (rx unchanged). Pure: no I/O, no global state. */
+mmp_status mmp_runner_channel_decode(mmp_runner_rx *rx, mmp_runner_event *ev, size_t *used, const void *bytes,
+                                     size_t len);
+size_t mmp_runner_rx_push(mmp_runner_rx *rx, const void *bytes, size_t n);   /* bytes taken (room) */
+/* The next whole frame of the pushed bytes: *got = 1 and ev; *got = 0 (more bytes needed); or
+ * the protocol error of mmp_runner_channel_decode. */
+mmp_status mmp_runner_rx_next(mmp_runner_rx *rx, mmp_runner_event *ev, int *got);
+/* The child's end. */
 int mmp_runner_write_all(int fd, const void *p, size_t n);   /* 0, or -1 on a write error */
-void mmp_runner_channel_open(int fd);                        /* this process is a runner child */
-void mmp_runner_channel_send(uint32_t type, uint64_t index); /* no-op without a channel */
+void mmp_runner_channel_open(int fd, uint64_t nonce);        /* this process is a runner child */
+/* One frame (r: the result, for MMP_RUNNER_MSG_RESULT); 0, -1 on a write error; no-op (0)
+ * without a channel. */
+int mmp_runner_channel_send(uint32_t type, uint64_t index, const mmp_case_result *r);
 void mmp_runner_phase(int in_kernel);                        /* kernel launch starts (1) / ends (0) */
+/* In a runner child, before anything else: the channel moved to a descriptor picked with random
+ * in the upper half of the descriptor limit (no kernel is told where), every descriptor but 0,
+ * 1, 2, the channel and keep closed (the parent's outputs such as RUN.json.jsonl, other
+ * children's pipes: fork keeps them open without exec, O_CLOEXEC or not). The channel's
+ * descriptor, close-on-exec. */
+int mmp_runner_child_descriptors(int channel, int keep, uint64_t random);
 /* An operator case start to verdict (runner_operator.c; mmp_runner_run_case dispatches). */
 mmp_status mmp_runner_run_operator(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o);
 /* A case list under construction (case_id.c): push applies the glob filter on the ID. */

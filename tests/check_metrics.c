@@ -1,6 +1,7 @@
 /* check_metrics.c — error metrics and bounds: exact outputs, planted errors, NaN/Inf counted
  * first, ULPs, layouts, and the bound's two duties: a truncating fp32 accumulation never
  * exceeds it, an fp16 accumulation behind a declared fp32 accumulator always does. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,32 @@ START_TEST(planted_error_found_with_position)
     in.got = gotc; in.layout = MMP_LAYOUT_COL; in.ldd = M + 3;
     mmp_metrics m2; mmp_metrics_compute(&m2, &in, &t);
     ck_assert_int_eq(m2.first_bad_i, 17); ck_assert_int_eq(m2.first_bad_j, 33);
+}
+END_TEST
+
+/* A result whose correct rounding to the output format overflows: the infinity of that sign is
+ * the right answer, the other infinity and NaN are not, and a finite result is judged by its
+ * error against the binary64 value (the bound decides: here far outside it). */
+START_TEST(overflow_of_the_rounded_result_is_right)
+{
+    float got[4] = {-INFINITY, INFINITY, -FLT_MAX, NAN};
+    double want[4] = {-9.7e39, -9.7e39, -9.7e39, 9.7e39}, wout[4] = {-INFINITY, -INFINITY, -INFINITY, INFINITY};
+    double s[4] = {9.7e39, 9.7e39, 9.7e39, 9.7e39};
+    mmp_metrics_input in; input_for(&in, got, want, s, 1, 4, 8);
+    in.want_out = wout;
+    mmp_tolerance t; mmp_tolerance_init(&t);
+    mmp_metrics m;
+    ck_assert_int_eq(mmp_metrics_compute(&m, &in, &t), MMP_STATUS_OK);
+    ck_assert_int_eq(m.inf_mismatch, 1);   /* +Inf for -Inf */
+    ck_assert_int_eq(m.nan_mismatch, 1);   /* NaN for +Inf */
+    ck_assert_int_eq(m.above_tol, 3);      /* and -FLT_MAX, 9e39 from the exact value */
+    ck_assert_int_eq(m.first_bad_j, 1);
+    ck_assert_int_eq(m.hist[0], 1);        /* -Inf: ratio 0 */
+    /* without the rounded values (want_out NULL) the class is the binary64 value's */
+    in.want_out = NULL;
+    ck_assert_int_eq(mmp_metrics_compute(&m, &in, &t), MMP_STATUS_OK);
+    ck_assert_int_eq(m.inf_mismatch, 2);
+    ck_assert_int_eq(m.first_bad_j, 0);
 }
 END_TEST
 
@@ -237,6 +264,7 @@ static Suite *metrics_suite(void)
     tcase_add_loop_test(tc, subnormal_count_matches_decode, 0, MMP_FORMAT_COUNT_);
     tcase_add_test(tc, planted_error_found_with_position);
     tcase_add_test(tc, nan_inf_counted_first_and_apart);
+    tcase_add_test(tc, overflow_of_the_rounded_result_is_right);
     tcase_add_test(tc, nan_excused_only_by_the_input_rounding);
     tcase_add_test(tc, ulp_and_bounds_formulas);
     tcase_add_test(tc, bound_holds_for_truncation_and_catches_fp16_accumulation);

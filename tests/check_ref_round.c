@@ -357,6 +357,10 @@ static const struct { mmp_format a, b, c, d; } v2_combos[] = {
     {MMP_FORMAT_TF32, MMP_FORMAT_TF32, MMP_FORMAT_FP32, MMP_FORMAT_FP32},
     {MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64},
     {MMP_FORMAT_INT8, MMP_FORMAT_INT8, MMP_FORMAT_INT32, MMP_FORMAT_FP32},   /* alpha 0.75: not integer */
+    /* exact integer GEMMs, which the device path takes through version 2 when its results stay
+     * on the device (the runner's device comparison) */
+    {MMP_FORMAT_INT8, MMP_FORMAT_INT8, MMP_FORMAT_INT32, MMP_FORMAT_INT32},
+    {MMP_FORMAT_UINT8, MMP_FORMAT_INT8, MMP_FORMAT_INT32, MMP_FORMAT_INT32},
 };
 enum { N_V2_COMBOS = sizeof v2_combos / sizeof v2_combos[0] };
 
@@ -368,7 +372,7 @@ START_TEST(v2_model_every_kind)
         v2_dot_total = v2_left_total = v2_elem_total = 0;
         for (int v = 0; v < 3; v++)
             v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, (gen_kind)kind, 0.0,
-                            v2_combos[_i].a == MMP_FORMAT_INT8 ? 0.75 : alphas[v], betas[v]);
+                            v2_combos[_i].a == MMP_FORMAT_INT8 && v2_combos[_i].d == MMP_FORMAT_FP32 ? 0.75 : alphas[v], betas[v]);
         /* wide and special data leave elements open after the finish: the dot stage decides
          * nearly all of them (or at most 0.5 % of the elements are left: fp16 outputs overflow,
          * and the finish decides most of such a problem) (fp64's wide sums reach beyond the decision's range: exact evaluator) */
@@ -389,6 +393,45 @@ START_TEST(v2_model_every_kind)
     unsetenv("MMP_REF_DOT");
     v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, GEN_RANDOM, 0.25, -0.75, 1.0);
     v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, GEN_RANDOM, 0.01, 3.0, 0.1);
+}
+END_TEST
+
+/* Exact integer GEMMs with exact zero results (zero rows of A, onehot-like data): version 2
+ * decides them without the exact evaluator or MPFR, bit for bit as MPFR (the sign of d64
+ * with negative alpha and beta C included). */
+START_TEST(v2_integer_zeros_decided)
+{
+    rs = mmp_check_seed * 2862933555777941757ull + (uint64_t)_i * 31 + 5;
+    static const double alphas[] = {1.0, -3.0, 2.0}, betas[] = {0.0, 0.0, 1.0};
+    prob p;
+    prob_make(&p, MMP_FORMAT_INT8, MMP_FORMAT_INT8, MMP_FORMAT_INT32, MMP_FORMAT_INT32, 24, 18, 40, 0, 0,
+              alphas[_i], betas[_i], GEN_RANDOM);
+    for (int64_t i = 0; i < p.g.m; i += 3)
+        for (int64_t k = 0; k < p.g.k; k++)
+            mmp_format_store(p.a, mmp_gemm_index(p.g.la, p.g.lda, i, k), 0.0, p.g.a, MMP_ROUND_NEAREST_EVEN, 1);
+    if (p.c)
+        for (int64_t i = 0; i < p.g.m; i += 6)
+            for (int64_t j = 0; j < p.g.n; j++)
+                mmp_format_store(p.c, mmp_gemm_index(p.g.lc, p.g.ldc, i, j), 0.0, p.g.c, MMP_ROUND_NEAREST_EVEN, 1);
+    mmp_ref_options o;
+    mmp_ref_options_init(&o);
+    mmp_ref_result rv, rm;
+    mmp_ref_result_init(&rv); mmp_ref_result_init(&rm);
+    ck_assert_msg(ref_v2_host_run(&rv, p.a, p.b, p.c, &p.g, &o, 2) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_msg(rv.n_exact + rv.n_mpfr == 0, "alpha %g: %lld elements left to the exact evaluator, %lld to MPFR",
+                  alphas[_i], (long long)rv.n_exact, (long long)rv.n_mpfr);
+    o.path = MMP_REF_PATH_MPFR;
+    ck_assert(mmp_ref_gemm(&rm, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
+    int64_t zeros = 0;
+    for (int64_t x = 0; x < p.g.m * p.g.n; x++) {
+        zeros += rm.d64[x] == 0.0;
+        ck_assert_msg(same_bits(rv.d64[x], rm.d64[x]) && same_bits(rv.dout[x], rm.dout[x]),
+                      "alpha %g beta %g (%lld,%lld): v2 %a/%a mpfr %a/%a", alphas[_i], betas[_i], (long long)(x / p.g.n),
+                      (long long)(x % p.g.n), rv.d64[x], rv.dout[x], rm.d64[x], rm.dout[x]);
+    }
+    ck_assert_int_ge(zeros, p.g.n * (betas[_i] != 0 ? 4 : 8));
+    mmp_ref_result_clear(&rv); mmp_ref_result_clear(&rm);
+    prob_free(&p);
 }
 END_TEST
 
@@ -520,6 +563,7 @@ static Suite *ref_round_suite(void)
     tcase_add_loop_test(t, round_out_matches_oracle, 0, MMP_FORMAT_COUNT_);
     tcase_add_loop_test(t, decide_matches_oracle, 0, MMP_FORMAT_COUNT_);
     tcase_add_test(t, entry_points_agree);
+    tcase_add_loop_test(t, v2_integer_zeros_decided, 0, 3);
     tcase_add_loop_test(t, far_entries_both_modes, 0, 6);
     tcase_add_loop_test(t, v2_model_every_kind, 0, N_V2_COMBOS);
     tcase_add_loop_test(t, v2_model_every_output, 0, MMP_FORMAT_COUNT_);

@@ -596,7 +596,7 @@ START_TEST(cli_report_exit_codes)
     char missing[160];
     snprintf(missing, sizeof missing, "%s/none.json", tmpdir);
     char *a5[] = {"report", missing, NULL};
-    ck_assert_int_eq(mmp_cli_report(2, a5), MMP_EXIT_ENVIRONMENT);
+    ck_assert_int_eq(mmp_cli_report(2, a5), MMP_EXIT_USAGE);   /* a missing input is bad input */
     char *a6[] = {"report", good, "-o", "/nonexistent-dir/x.html", NULL};
     ck_assert_int_eq(mmp_cli_report(4, a6), MMP_EXIT_ENVIRONMENT);
     char *a7[] = {"report", good, "--bogus", NULL};

@@ -195,6 +195,30 @@ START_TEST(test_wide_subnormals_pass)
 }
 END_TEST
 
+/* alpha so large that most exact results overflow the output format (and not binary64): the
+ * correctly rounded result is +-Inf, and every correct host kernel that gives it PASSes. */
+START_TEST(test_overflow_to_inf_pass)
+{
+    size_t nk;
+    const mmp_kernel_desc *const *k = mmp_registry_kernels(&nk, MMP_REGISTRY_DEFAULT);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    int ran = 0;
+    for (size_t ki = 0; ki < nk; ki++) {
+        const mmp_format_info *fd = mmp_format_get_info((mmp_format)k[ki]->d_format);
+        if (k[ki]->where != MMP_KERNEL_HOST || !fd->is_float || fd->format == MMP_FORMAT_FP64) continue;
+        mmp_case c;
+        mmp_case_init(&c, k[ki], 8, 8, 8, MMP_DIST_EXACT, mmp_check_seed);
+        c.alpha = -0.5 * fd->max_finite;   /* representable in the kernels' float alpha */
+        mmp_case_result r;
+        ck_assert_int_eq(mmp_runner_run_case(&r, &c, &o), MMP_STATUS_OK);
+        ck_assert_msg(r.verdict == MMP_VERDICT_PASS, "%s alpha %g: %s", r.id, c.alpha, r.message);
+        ran++;
+    }
+    ck_assert_int_ge(ran, 3);
+}
+END_TEST
+
 START_TEST(test_shards_partition)
 {
     size_t nk;
@@ -332,6 +356,7 @@ static Suite *runner_suite(void)
     tcase_add_test(tc, test_edge_host_pass);
     tcase_add_test(tc, test_truncation_never_fails);
     tcase_add_test(tc, test_wide_subnormals_pass);
+    tcase_add_test(tc, test_overflow_to_inf_pass);
     tcase_add_test(tc, test_shards_partition);
     tcase_add_test(tc, test_stop_leaves_interrupted);
     tcase_add_test(tc, test_threads_same_results);

@@ -67,12 +67,41 @@ double mmp_clock_now(void);   /* monotonic seconds */
  * comma-separated list of shell globs, those starting with "!" excluding ("*,!host_*") ---- */
 int mmp_glob_match(const char *pattern, const char *name);
 
-/* ---- files (core/fileio.c) ---- */
+/* ---- files (core/fileio.c) ----
+ * Outputs are regular files: a path naming a directory, device, FIFO or socket is refused,
+ * "cannot write PATH: not a regular file (a FIFO)" (MMP_STATUS_IO). A symbolic link is followed
+ * to its final target, which must be a regular file or not exist yet; the link stays a link. */
 typedef mmp_status (*mmp_file_writer)(FILE *out, void *ctx);
-/* write(out, ctx) into a temporary file beside path, fsync, rename over path. */
+/* write(out, ctx) into a temporary file beside path's target, fsync, rename over the target
+ * (which keeps its permissions). On any error the previous file stays as it was. Tests:
+ * MMP_FAULT_WRITE_AFTER=N cuts the document after N bytes and fails with ENOSPC. */
 mmp_status mmp_file_write_atomic(const char *path, mmp_file_writer write, void *ctx);
-/* The output can be written (a temporary file can be made beside it) and is no directory. */
+/* The output can be written: no special file, a temporary file can be made beside it. */
 mmp_status mmp_file_check_writable(const char *path);
+/* path's target opened for writing in place (created if missing, refused unless a regular file),
+ * write-locked and then emptied. The lock is a POSIX record lock: forked children do not hold
+ * it, and it goes when this process ends, however it ends. Another process holding it:
+ * MMP_STATUS_IO, "PATH is being written by another process (pid N)", *holder = N (-1: unknown). */
+mmp_status mmp_file_open_locked(int *fd, long *holder, const char *path);
+/* path's target (if it exists) renamed to target + suffix, replacing an older one; and that
+ * file removed again (if it is a regular file). */
+mmp_status mmp_file_set_aside(const char *path, const char *suffix);
+mmp_status mmp_file_remove_aside(const char *path, const char *suffix);
+
+/* ---- OpenBLAS's threads (core/blas.c) ----
+ * OpenBLAS starts its thread pool when it is loaded, and its fork handler joins every thread;
+ * a thread still retrying a failed allocation of its work buffer (under an address-space limit)
+ * never joins, and fork() hangs. So the program runs with a pool of one thread (no worker
+ * alive at any fork) and each process that calls BLAS sizes the pool just before. */
+/* Called first in main(): when OpenBLAS has worker threads, re-execute this program with
+ * OPENBLAS_NUM_THREADS=1, the count OpenBLAS had chosen kept in MMP_OPENBLAS_THREADS. Returns
+ * (doing nothing) when there are none, without OpenBLAS, or when the exec fails. */
+void mmp_blas_reexec_single(char **argv);
+/* Size the pool for the BLAS calls about to run in this process: want threads (<= 0: the count
+ * OpenBLAS chose for this program), fewer when their work buffers would not fit in the address
+ * space left (RLIMIT_AS, RLIMIT_DATA, a strict overcommit limit). MMP_STATUS_NO_MEMORY when not
+ * even one buffer fits: OpenBLAS would retry the allocation forever. */
+mmp_status mmp_blas_fit_threads(int want);
 
 #ifdef __cplusplus
 }

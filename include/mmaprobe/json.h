@@ -24,6 +24,12 @@
 #define MMP_JSON_MAX_DEPTH 64               /* nesting of arrays/objects */
 #define MMP_JSON_MAX_SIZE (256u << 20)      /* bytes of one document */
 #define MMP_JSON_MAX_NUMBER 400             /* characters of one number literal */
+/* Memory for the parsed tree: at most RATIO bytes per input byte plus BASE MiB (a larger tree
+ * is MMP_STATUS_PARSE, found before allocating when the text alone shows it). Run documents
+ * take 10-25 bytes per byte, probe documents (small-integer layout maps) about 33; a document
+ * of nothing but tiny values ("[0,0,...]") over 50. */
+#define MMP_JSON_MEMORY_RATIO 40
+#define MMP_JSON_MEMORY_BASE_MIB 16
 
 typedef enum mmp_json_type {
     MMP_JSON_NULL, MMP_JSON_FALSE, MMP_JSON_TRUE, MMP_JSON_NUMBER,
@@ -44,7 +50,8 @@ typedef struct mmp_json {
 /* Parse len bytes of text; name prefixes every error message ("name:line:col: ..."). */
 mmp_status mmp_json_parse(mmp_json **out, const char *text, size_t len, const char *name);
 void mmp_json_free(mmp_json *v);
-/* Read a whole file (at most MMP_JSON_MAX_SIZE bytes) into a NUL-terminated buffer. */
+/* Read a whole regular file (at most MMP_JSON_MAX_SIZE bytes) into a NUL-terminated buffer:
+ * mmp_file_read_regular (sysio.h), so a FIFO is refused at once and a missing file is exit 2. */
 mmp_status mmp_json_slurp(char **text, size_t *len, const char *path);
 
 const mmp_json *mmp_json_get(const mmp_json *obj, const char *key);  /* NULL if absent */

@@ -34,6 +34,7 @@
 #ifndef MMAPROBE_METRICS_H
 #define MMAPROBE_METRICS_H
 
+#include <math.h>
 #include <stdint.h>
 #include "mmaprobe/format.h"
 #include "mmaprobe/gemm.h"
@@ -124,6 +125,13 @@ double mmp_metrics_gamma(double n, double u);            /* n u / (1 - n u); inf
 double mmp_metrics_gamma_prob(double n, double u, double lambda);
 double mmp_metrics_lambda(double n);                      /* sqrt(2 ln(2 n / 1e-6)) */
 double mmp_metrics_ulp(double x, mmp_format f);           /* ulp of f at x (1 for ints) */
+/* The value a result's NaN/Inf class is compared with: the exact value (want, binary64), except
+ * where its correct rounding to the output format overflows (want_out = +-Inf, want finite):
+ * then that infinity is the right answer. runner_devcheck.cu has the same rule. */
+static inline double mmp_metrics_class_want(double want, double want_out)
+{
+    return isinf(want_out) && isfinite(want) ? want_out : want;
+}
 
 /* The per-case constants of the bounds above (Ke, the units, the underflow term, both gammas)
  * from in's formats, k and units; mmp_metrics_compute's, for code that evaluates the same

@@ -34,7 +34,8 @@
  * Integer A and B (int8/uint8/int4/uint4/int32) with integer alpha, beta (|.| <= 2^31) and an
  * integer C (or beta = 0): r.i64 holds the exact D in int64 (r.is_integer = 1) and
  * r.n_int32_overflow counts elements whose exact D lies outside int32 (a fact, not an error).
- * Both certified paths compute integers on the host (one exact DGEMM, or an int128 loop).
+ * Both certified paths compute integers on the host (one exact DGEMM, or an int128 loop),
+ * except the device path with keep_device: its version 2 decides them (no i64, is_integer 0).
  * Speed: OpenBLAS chooses its kernels from the CPU model; on VMs hiding it, set
  * OPENBLAS_CORETYPE (e.g. SkylakeX, Haswell) or it runs SSE3 kernels (bench_reference.sh).
  *

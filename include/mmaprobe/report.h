@@ -53,12 +53,19 @@ mmp_status mmp_run_read_jsonl(mmp_run *run, const char *path);
 
 /* The terminal table (also printed at the end of validate). */
 void mmp_report_print_text(FILE *out, const mmp_run *run);
+/* Text for a terminal (reports/text_clean.c): control bytes (ESC included), DEL, C1 controls
+ * and invalid UTF-8 bytes of s written as \xNN, every other character as it is. clean: the same
+ * into buf (cut at a whole character or escape), returns buf. */
+void mmp_text_fputs(FILE *out, const char *s);
+const char *mmp_text_clean(char *buf, size_t size, const char *s);
 
 /* The compact probe tables (one per group: instructions, captures, kernels) of render_probes.c;
  * markdown 1: Markdown tables. Nothing when run->probes is NULL. */
 void mmp_report_print_probes(FILE *out, const mmp_run *run, int markdown);
 /* Read from a string instead of a file (name prefixes error messages). */
 mmp_status mmp_report_read_json_text(mmp_run *run, const char *text, size_t len, const char *name);
+/* The JSON lines of a partial run from a string (name prefixes error messages; fuzzed). */
+mmp_status mmp_run_read_jsonl_text(mmp_run *run, const char *text, size_t len, const char *name);
 /* Write the whole document to a stream (mmp_report_write_json writes a file atomically). */
 mmp_status mmp_report_write_json_stream(FILE *out, const mmp_run *run);
 

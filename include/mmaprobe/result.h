@@ -52,7 +52,9 @@ typedef enum mmp_reason {
                                               rounds one way where nearest is declared */
     MMP_REASON_FLUSHED_SUBNORMAL = 1u << 16, /* zero where the reference is a subnormal the
                                               hardware keeps, undeclared flush */
-    MMP_REASON_COUNT_ = 17
+    MMP_REASON_PROTOCOL = 1u << 17,        /* ERROR: the kernel's process sent what the runner
+                                              never sends (forged, garbled, another process) */
+    MMP_REASON_COUNT_ = 18
 } mmp_reason;
 
 const char *mmp_verdict_name(mmp_verdict v);          /* "PASS", "FAIL", "ERROR", "SKIP" */
@@ -98,13 +100,14 @@ void mmp_metrics_init(mmp_metrics *m);
 /* Where a case's time goes (time_stage_ms[]; JSON time_<name>_ms): input generation, the
  * certified reference, restoring inputs + canaries + poison before each run, host<->device
  * copies, the launches themselves (wall, synchronised), guard/padding/input checks, and the
- * comparison (unwritten, nondeterminism, metrics). Their sum is time_total_ms less bookkeeping.
+ * comparison (unwritten, nondeterminism, metrics), and memory: allocating the output copies and
+ * workspace and releasing every buffer of the case (the operands' allocation is in inputs). Their sum is time_total_ms less bookkeeping.
  * context: creating the CUDA context of a kernel's forked child, charged to the child's first
  * case and NOT part of time_total_ms (a preforked child creates it while the previous kernel
  * runs: off the critical path). */
 typedef enum mmp_stage {
     MMP_STAGE_INPUTS, MMP_STAGE_REFERENCE, MMP_STAGE_POISON, MMP_STAGE_TRANSFER,
-    MMP_STAGE_LAUNCH, MMP_STAGE_GUARDS, MMP_STAGE_COMPARE, MMP_STAGE_CONTEXT, MMP_STAGE_COUNT_
+    MMP_STAGE_LAUNCH, MMP_STAGE_GUARDS, MMP_STAGE_COMPARE, MMP_STAGE_MEMORY, MMP_STAGE_CONTEXT, MMP_STAGE_COUNT_
 } mmp_stage;
 const char *mmp_stage_name(mmp_stage s);   /* "inputs", "reference", ...; NULL out of range */
 /* One line "time by stage: inputs 0.12 s (3%), reference ...; CUDA contexts 0.4 s" for summed

@@ -27,7 +27,8 @@
  *
  * Verdicts (result.h): PASS; FAIL with reasons unwritten, guard, input-modified, exact-mismatch,
  * bound-exceeded, nan-mismatch, nondeterministic, sanitizer; ERROR (launch, cuda, crash,
- * timeout, interrupted); SKIP (unsupported: shape, layout, device; the reason is in message).
+ * timeout, interrupted, protocol); SKIP (unsupported: shape, layout, device; the reason is in
+ * message).
  * CUDA is only ever initialised in child processes (mmp_runner_run forks before any case);
  * mmp_runner_run_case on a device kernel initialises CUDA in the calling process.
  */
@@ -215,9 +216,14 @@ mmp_status mmp_runner_run_case(mmp_case_result *r, const mmp_case *c, const mmp_
 typedef void (*mmp_runner_result_fn)(const mmp_case_result *r, size_t index, void *user);
 
 /* Run all cases; results[i] gets case i's result (pre-set to ERROR interrupted until done).
- * With o->isolate, each kernel's consecutive cases run in one forked child, restarted after a
- * crash, timeout or sticky CUDA error. Stops early (remaining cases ERROR interrupted) when
- * *o->stop becomes non-zero; returns MMP_STATUS_OK unless the runner itself failed. */
+ * With o->isolate, each kernel's consecutive cases run in one forked child (its own process
+ * group, with only descriptors 0-2 of the parent's), restarted after a crash, timeout, sticky
+ * CUDA error or protocol error (ERROR protocol: the child sent what the runner never sends,
+ * e.g. bytes its kernel wrote to the channel, or a message of a process the kernel forked).
+ * Stops early (remaining cases ERROR interrupted) when *o->stop becomes non-zero. Returns
+ * MMP_STATUS_OK unless the runner itself could not go on: then the cases not run say why
+ * ("not run: ..."), and MMP_STATUS_IO / MMP_STATUS_NO_MEMORY mean no descriptor or process was
+ * left to start a child (the environment's limits). */
 mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_t n,
                           const mmp_runner_options *o, mmp_runner_result_fn on_result, void *user);
 

@@ -4,12 +4,15 @@
 #   build-fuzz/tests/fuzz_json -jobs=1 -max_total_time=600 fuzz-work/json tests/fuzz/corpus/json
 #   build-fuzz/tests/fuzz_suitefile -jobs=1 -max_total_time=600 -max_len=2048 fuzz-work/suitefile tests/fuzz/corpus/suitefile
 #   build-fuzz/tests/fuzz_cli -jobs=1 -max_total_time=600 -max_len=512 fuzz-work/cli tests/fuzz/corpus/cli
+#   build-fuzz/tests/fuzz_channel -jobs=1 -max_total_time=600 -max_len=4096 fuzz-work/channel tests/fuzz/corpus/channel
+#   build-fuzz/tests/fuzz_jsonl -jobs=1 -max_total_time=600 -max_len=32768 -close_fd_mask=2 fuzz-work/jsonl tests/fuzz/corpus/jsonl
+#   build-fuzz/tests/fuzz_tool_args -jobs=1 -max_total_time=600 -max_len=512 fuzz-work/tool_args tests/fuzz/corpus/tool_args
 # (-jobs writes fuzz-N.log into the current directory: run from a scratch directory, as the
 # commands and the last campaign's figures in suites/RELIABILITY.md "Fuzzing" do.)
 # In every other build, fuzz_replay_<name> (ctest, label cpu) runs the harness once over each
 # file in tests/fuzz/corpus/<name>/: the seeds and every crasher found (crash-*), so fixed bugs
 # stay fixed.
-set(mmp_fuzzers json suitefile cli)
+set(mmp_fuzzers json suitefile cli channel jsonl tool_args)
 foreach(name ${mmp_fuzzers})
   set(src ${CMAKE_CURRENT_LIST_DIR}/fuzz_${name}.c)
   if(MMP_FUZZ)
