@@ -19,16 +19,7 @@
 #include <unistd.h>
 
 #include "mmaprobe/core.h"
-
-static const char *kind_of(mode_t m)
-{
-    if (S_ISDIR(m)) return "a directory";
-    if (S_ISFIFO(m)) return "a FIFO";
-    if (S_ISCHR(m)) return "a character device";
-    if (S_ISBLK(m)) return "a block device";
-    if (S_ISSOCK(m)) return "a socket";
-    return "not a plain file";
-}
+#include "mmaprobe/sysio.h"
 
 /* The final target of path after following symbolic links (at most 40, as the kernel does) into
  * a malloc'd string; *exists: whether it exists (then *st is its stat). */
@@ -68,7 +59,7 @@ static mmp_status resolve(char **target, int *exists, struct stat *st, const cha
         p = q;
     }
     if (*exists && !S_ISREG(st->st_mode)) {
-        mmp_status s = MMP_ERR(MMP_STATUS_IO, "cannot write %s: not a regular file (%s)", path, kind_of(st->st_mode));
+        mmp_status s = MMP_ERR(MMP_STATUS_IO, "cannot write %s: not a regular file (%s)", path, mmp_file_kind(st->st_mode));
         free(p);
         return s;
     }
@@ -173,7 +164,7 @@ mmp_status mmp_file_write_atomic(const char *path, mmp_file_writer write, void *
     struct stat now;
     if (st == MMP_STATUS_OK && lstat(target, &now) == 0 && !S_ISREG(now.st_mode))   /* swapped meanwhile */
         st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: not a regular file (%s)", path,
-                     S_ISLNK(now.st_mode) ? "a symbolic link made during the write" : kind_of(now.st_mode));
+                     S_ISLNK(now.st_mode) ? "a symbolic link made during the write" : mmp_file_kind(now.st_mode));
     if (st == MMP_STATUS_OK && rename(tmp, target) != 0)
         st = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
     if (st == MMP_STATUS_OK) sync_dir(target);
@@ -198,7 +189,7 @@ mmp_status mmp_file_open_locked(int *fd, long *holder, const char *path)
     if (f < 0) return MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
     mmp_status bad = MMP_STATUS_OK;
     if (fstat(f, &s) != 0) bad = MMP_ERR(MMP_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
-    else if (!S_ISREG(s.st_mode)) bad = MMP_ERR(MMP_STATUS_IO, "cannot write %s: not a regular file (%s)", path, kind_of(s.st_mode));
+    else if (!S_ISREG(s.st_mode)) bad = MMP_ERR(MMP_STATUS_IO, "cannot write %s: not a regular file (%s)", path, mmp_file_kind(s.st_mode));
     if (bad != MMP_STATUS_OK) {
         close(f);
         return bad;
@@ -230,45 +221,46 @@ mmp_status mmp_file_open_locked(int *fd, long *holder, const char *path)
     return MMP_STATUS_OK;
 }
 
+/* path's final target and the name beside it with suffix, both malloc'd; *exists as resolve's */
+static mmp_status aside_paths(char **target, char **aside, int *exists, const char *path, const char *suffix)
+{
+    struct stat s;
+    *aside = NULL;
+    MMP_TRY(resolve(target, exists, &s, path));
+    size_t n = strlen(*target) + strlen(suffix) + 1;
+    *aside = malloc(n);
+    if (!*aside) {
+        free(*target);
+        *target = NULL;
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
+    }
+    snprintf(*aside, n, "%s%s", *target, suffix);
+    return MMP_STATUS_OK;
+}
+
 mmp_status mmp_file_set_aside(const char *path, const char *suffix)
 {
-    char *target;
+    char *target, *aside;
     int exists;
-    struct stat s;
-    MMP_TRY(resolve(&target, &exists, &s, path));
+    MMP_TRY(aside_paths(&target, &aside, &exists, path, suffix));
     mmp_status st = MMP_STATUS_OK;
-    if (exists) {
-        size_t n = strlen(target) + strlen(suffix) + 1;
-        char *aside = malloc(n);
-        if (!aside) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
-        else {
-            snprintf(aside, n, "%s%s", target, suffix);
-            if (rename(target, aside) != 0)
-                st = MMP_ERR(MMP_STATUS_IO, "cannot move %s aside to %s: %s", path, aside, strerror(errno));
-            free(aside);
-        }
-    }
+    if (exists && rename(target, aside) != 0)
+        st = MMP_ERR(MMP_STATUS_IO, "cannot move %s aside to %s: %s", path, aside, strerror(errno));
+    free(aside);
     free(target);
     return st;
 }
 
 mmp_status mmp_file_remove_aside(const char *path, const char *suffix)
 {
-    char *target;
+    char *target, *aside;
     int exists;
-    struct stat s;
-    MMP_TRY(resolve(&target, &exists, &s, path));
-    size_t n = strlen(target) + strlen(suffix) + 1;
-    char *aside = malloc(n);
+    MMP_TRY(aside_paths(&target, &aside, &exists, path, suffix));
     mmp_status st = MMP_STATUS_OK;
-    if (!aside) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
-    else {
-        snprintf(aside, n, "%s%s", target, suffix);
-        struct stat a;
-        if (lstat(aside, &a) == 0 && S_ISREG(a.st_mode) && unlink(aside) != 0)
-            st = MMP_ERR(MMP_STATUS_IO, "cannot remove %s: %s", aside, strerror(errno));
-        free(aside);
-    }
+    struct stat a;
+    if (lstat(aside, &a) == 0 && S_ISREG(a.st_mode) && unlink(aside) != 0)
+        st = MMP_ERR(MMP_STATUS_IO, "cannot remove %s: %s", aside, strerror(errno));
+    free(aside);
     free(target);
     return st;
 }

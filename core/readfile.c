@@ -11,7 +11,7 @@
 
 #include "mmaprobe/sysio.h"
 
-static const char *kind_of(mode_t m)
+const char *mmp_file_kind(mode_t m)
 {
     if (S_ISDIR(m)) return "a directory";
     if (S_ISFIFO(m)) return "a FIFO";
@@ -36,7 +36,7 @@ int mmp_file_open_regular(const char *path, const char **kind)
     }
     if (!S_ISREG(sb.st_mode)) {
         close(fd);
-        *kind = kind_of(sb.st_mode);
+        *kind = mmp_file_kind(sb.st_mode);
         errno = 0;
         return -1;
     }

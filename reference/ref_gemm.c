@@ -11,7 +11,6 @@
 
 #ifdef MMP_HAVE_OPENBLAS
 /* OpenBLAS's own controls (declared here: a netlib cblas.h may come first on the path). */
-void openblas_set_num_threads(int threads);
 char *openblas_get_corename(void);
 #endif
 

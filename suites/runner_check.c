@@ -251,15 +251,7 @@ nan_done:;
         mmp_check_say_exact(r, bad, bi, bj, bg, bw);
         return;
     }
-    int narrow = o->tol.mode == MMP_TOLERANCE_BOUND && mmp_check_is_narrow(k) && ops;
-    int64_t nmodel = -1;
-    double model_ratio = NAN;
-    if (narrow) nmodel = mmp_check_narrow(r, bad, &model_ratio, c, ref, got, ops, o);
-    if (nmodel >= 0) {
-        /* the model's tolerance is the one in force: its ratio replaces the useless bound's */
-        m->max_ratio_det = model_ratio;
-        if (nmodel > 0) r->reasons |= MMP_REASON_BOUND_EXCEEDED;
-    }
+    int64_t nmodel = mmp_check_narrow_verdict(r, bad, c, ref, got, ops, o);
     if (!k->flush_subnormals) mmp_check_flush(r, flushed, c, ref, got, *sub_abs);
     mmp_check_rounding(r, c, ref, got, *sub);
     if (nmodel >= 0) return;

@@ -194,15 +194,8 @@ mmp_status mmp_check_output_device(mmp_case_result *r, const mmp_case *c, const 
         free(rows);
         return MMP_STATUS_OK;
     }
-    int narrow = o->tol.mode == MMP_TOLERANCE_BOUND && mmp_check_is_narrow(k) && ops;
-    int64_t nmodel = -1;
-    double model_ratio = NAN;
     /* mmp_check_device_ok left out the cases whose model runs: this only says there is none */
-    if (narrow) nmodel = mmp_check_narrow(r, NULL, &model_ratio, c, ref, NULL, ops, o);
-    if (nmodel >= 0) {
-        m->max_ratio_det = model_ratio;
-        if (nmodel > 0) r->reasons |= MMP_REASON_BOUND_EXCEEDED;
-    }
+    int64_t nmodel = mmp_check_narrow_verdict(r, NULL, c, ref, NULL, ops, o);
     if (d.flush_on) mmp_check_flush_say(r, n_flush, fi, fi >= 0 ? rows[fi].flush_j : -1, fi >= 0 ? rows[fi].flush_want : 0);
     if (d.round_on) mmp_check_rounding_sums(r, c, q);
     free(rows);

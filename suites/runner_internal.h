@@ -147,6 +147,12 @@ int mmp_check_is_narrow(const mmp_kernel_desc *k);
  * their count (or 1 for a norm failure) returned; -1 when no model applies (message says so). */
 int64_t mmp_check_narrow(mmp_case_result *r, unsigned char *bad, double *worst_ratio, const mmp_case *c,
                          const mmp_ref *ref, const void *got, const mmp_buffer *ops, const mmp_runner_options *o);
+/* The narrow-accumulator step of a verdict under the bound tolerance: mmp_check_narrow where
+ * the kernel's accumulator is narrow (and ops are given), its ratio then in force (it replaces
+ * the useless bound's max_ratio_det) and bound-exceeded set when elements are beyond it.
+ * Returns mmp_check_narrow's count, or -1 (no model: the bound's verdict stands). */
+int64_t mmp_check_narrow_verdict(mmp_case_result *r, unsigned char *bad, const mmp_case *c, const mmp_ref *ref,
+                                 const void *got, const mmp_buffer *ops, const mmp_runner_options *o);
 /* 1 if mmp_check_narrow would run the model reference (it reads the arrays), 0 if it only says
  * there is no meaningful bound. */
 int mmp_check_narrow_runs_model(const mmp_case *c, const mmp_runner_options *o);

@@ -53,6 +53,19 @@ int mmp_check_narrow_runs_model(const mmp_case *c, const mmp_runner_options *o)
     return o->tol.mode == MMP_TOLERANCE_BOUND && mmp_check_is_narrow(c->kernel) && c->m * c->n * c->k <= MAX_MODEL_WORK;
 }
 
+int64_t mmp_check_narrow_verdict(mmp_case_result *r, unsigned char *bad, const mmp_case *c, const mmp_ref *ref,
+                                 const void *got, const mmp_buffer *ops, const mmp_runner_options *o)
+{
+    if (o->tol.mode != MMP_TOLERANCE_BOUND || !mmp_check_is_narrow(c->kernel) || !ops) return -1;
+    double ratio = NAN;
+    int64_t n = mmp_check_narrow(r, bad, &ratio, c, ref, got, ops, o);
+    if (n >= 0) {
+        r->metrics.max_ratio_det = ratio;
+        if (n > 0) r->reasons |= MMP_REASON_BOUND_EXCEEDED;
+    }
+    return n;
+}
+
 int64_t mmp_check_narrow(mmp_case_result *r, unsigned char *bad, double *worst_ratio, const mmp_case *c,
                          const mmp_ref *ref, const void *got, const mmp_buffer *ops, const mmp_runner_options *o)
 {

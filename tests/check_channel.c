@@ -20,63 +20,21 @@
 #include "mmaprobe/report.h"
 #include "suites/runner_internal.h"
 #include "tests/check_main.h"
+#include "tests/lib/drive.h"
 
 #ifndef MMP_BINARY
 #error "MMP_BINARY (path of the mmaprobe program) must be defined by CMake"
 #endif
 
-static char tmpdir[64];
-static char out_text[1 << 16], err_text[1 << 16];
 static rlim_t child_nofile;   /* RLIMIT_NOFILE for the program (0 = unchanged) */
 
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_channel.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    drive_tmpdir_make("check_channel");
     child_nofile = 0;
 }
 
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) { /* leftovers in /tmp only */ }
-}
-
-static const char *binary(void)
-{
-    const char *b = getenv("MMP_TEST_BINARY");
-    return b && *b ? b : MMP_BINARY;
-}
-
-static void slurp(char *buf, size_t size, const char *path)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) return;
-    size_t n = fread(buf, 1, size - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static void write_file(const char *name, const char *text)
-{
-    char p[256];
-    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
-    FILE *f = fopen(p, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void path_in(char *buf, size_t size, const char *name) { snprintf(buf, size, "%s/%s", tmpdir, name); }
+static void teardown(void) { drive_tmpdir_remove(); }
 
 static void hostile(char *buf, size_t size, const char *variant)
 {
@@ -107,7 +65,7 @@ static pid_t start(char *const *argv)
         rl.rlim_cur = child_nofile ? child_nofile : 1024;
         if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max) rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
-        execv(binary(), argv);
+        execv(drive_binary(), argv);
         _exit(127);
     }
     return pid;
@@ -138,17 +96,6 @@ static int finish_within(pid_t pid, double limit, double *took)
     ck_assert_msg(done, "mmaprobe still running after %g s (killed): %s", limit, err_text);
     ck_assert_msg(WIFEXITED(st), "mmaprobe died of signal %d: %s", WIFSIGNALED(st) ? WTERMSIG(st) : 0, err_text);
     return WEXITSTATUS(st);
-}
-
-static const char *last_err_line(void)
-{
-    static char line[2048];
-    size_t n = strlen(err_text);
-    while (n && err_text[n - 1] == '\n') n--;
-    size_t b = n;
-    while (b && err_text[b - 1] != '\n') b--;
-    snprintf(line, sizeof line, "%.*s", (int)(n - b), err_text + b);
-    return line;
 }
 
 /* validate --plugin hostile_<variant>.so --suite @/s.suite --timeout T -o @/r.json [--mutants] */
@@ -336,16 +283,11 @@ START_TEST(test_grandchild_outside_the_group)
 }
 END_TEST
 
-static size_t count_lines(const char *name)
+static size_t lines_in(const char *name)
 {
     char p[256];
     path_in(p, sizeof p, name);
-    FILE *f = fopen(p, "rb");
-    if (!f) return 0;
-    size_t n = 0;
-    for (int c; (c = getc(f)) != EOF;) n += c == '\n';
-    fclose(f);
-    return n;
+    return count_lines(p);
 }
 
 /* A kernel sends 4 bytes of a message and waits forever, then a kernel hangs: the first
@@ -360,7 +302,7 @@ START_TEST(test_short_message_then_sigint)
     path_in(json, sizeof json, "r.json");
     char *argv[] = {"mmaprobe", "validate", "--mutants", "--plugin", plugin, "--suite", s, "--timeout", "60", "-o", json, NULL};
     pid_t pid = start(argv);
-    for (double t0 = now_s(); now_s() - t0 < 3 && count_lines("r.json.jsonl") < 1;) usleep(20000);
+    for (double t0 = now_s(); now_s() - t0 < 3 && lines_in("r.json.jsonl") < 1;) usleep(20000);
     usleep(300000);
     kill(pid, SIGINT);
     double took;

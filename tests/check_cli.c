@@ -20,36 +20,14 @@
 #include "mmaprobe/report.h"
 #include "cli/progress.h"
 #include "tests/check_main.h"
+#include "tests/lib/drive.h"
 
 #ifndef MMP_BINARY
 #error "MMP_BINARY (path of the mmaprobe program) must be defined by CMake"
 #endif
 
-static char tmpdir[64];
-static char out_text[1 << 16], err_text[1 << 16];
-
-static void setup(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_cli.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) { /* leftovers in /tmp only */ }
-}
-
-static void slurp(char *buf, size_t size, const char *path)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) return;
-    size_t n = fread(buf, 1, size - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-}
+static void setup(void) { drive_tmpdir_make("check_cli"); }
+static void teardown(void) { drive_tmpdir_remove(); }
 
 static rlim_t child_as_limit;   /* RLIMIT_AS for the program (0 = unchanged) */
 
@@ -91,38 +69,7 @@ static int finish(pid_t pid)
 }
 
 /* Run "mmaprobe args..." (a space-separated string; "@" is replaced by the temp dir). */
-static int run(const char *args)
-{
-    static char buf[4096];
-    char *argv[64];
-    int argc = 0;
-    argv[argc++] = "mmaprobe";
-    size_t b = 0;
-    for (const char *p = args; *p && b < sizeof buf - 128;) {
-        while (*p == ' ') p++;
-        if (!*p) break;
-        argv[argc++] = buf + b;
-        for (; *p && *p != ' '; p++) {
-            if (*p == '@') b += (size_t)snprintf(buf + b, sizeof buf - b, "%s", tmpdir);
-            else buf[b++] = *p;
-        }
-        buf[b++] = '\0';
-    }
-    argv[argc] = NULL;
-    return finish(start(argv));
-}
-
-/* The last non-empty line of stderr (the one-line error). */
-static const char *last_err_line(void)
-{
-    static char line[2048];
-    size_t n = strlen(err_text);
-    while (n && err_text[n - 1] == '\n') n--;
-    size_t b = n;
-    while (b && err_text[b - 1] != '\n') b--;
-    snprintf(line, sizeof line, "%.*s", (int)(n - b), err_text + b);
-    return line;
-}
+static int run(const char *args) { return finish(start(drive_split(args))); }
 
 typedef struct {
     const char *args;
@@ -159,16 +106,6 @@ static const bad_input bad[] = {
     {"list --plugin @/nothing.so", 2, "cannot load"},
     {"report @/missing.json", -1, "missing.json"},
 };
-
-static void write_file(const char *name, const char *text)
-{
-    char p[256];
-    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
-    FILE *f = fopen(p, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
 
 START_TEST(test_bad_input)
 {
@@ -229,16 +166,6 @@ START_TEST(test_no_device)
     ck_assert_ptr_nonnull(strstr(out_text, "1 pass, 0 fail, 0 error, 1 skip"));
 }
 END_TEST
-
-static size_t count_lines(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    size_t n = 0;
-    for (int c; (c = getc(f)) != EOF;) n += c == '\n';
-    fclose(f);
-    return n;
-}
 
 /* The JSON-lines path a link to /dev/full, a character device: refused before any case runs
  * (outputs are regular files; tests/check_outputs.c has the other kinds), exit 3. */

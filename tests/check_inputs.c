@@ -20,46 +20,18 @@
 #include "mmaprobe/report.h"
 #include "mmaprobe/sysio.h"
 #include "tests/check_main.h"
+#include "tests/lib/drive.h"
 #include "tests/lib/sample.h"
 
 #ifndef MMP_BINARY
 #error "MMP_BINARY (path of the mmaprobe program) must be defined by CMake"
 #endif
 
-static char tmpdir[64];
-static char out_text[1 << 16], err_text[1 << 16];
 static double last_seconds;          /* wall time of the last run */
 static long last_maxrss_kb;          /* its peak resident memory */
 
-static void setup(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_inputs.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) { /* leftovers in /tmp only */ }
-}
-
-static void slurp(char *buf, size_t size, const char *path)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) return;
-    size_t n = fread(buf, 1, size - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+static void setup(void) { drive_tmpdir_make("check_inputs"); }
+static void teardown(void) { drive_tmpdir_remove(); }
 
 /* Run mmaprobe with argv (NULL-terminated, argv[0] ignored), stdout/stderr to files; killed
  * after limit_s seconds (a hang fails the test instead of stalling it). Returns the exit code. */
@@ -69,7 +41,7 @@ static int run_argv(char *const *argv, double limit_s)
     snprintf(o, sizeof o, "%s/stdout", tmpdir);
     snprintf(e, sizeof e, "%s/stderr", tmpdir);
     fflush(NULL);
-    double t0 = now();
+    double t0 = now_s();
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -85,10 +57,10 @@ static int run_argv(char *const *argv, double limit_s)
     for (;;) {
         pid_t r = wait4(pid, &st, WNOHANG, &ru);
         if (r == pid) break;
-        if (now() - t0 > limit_s && !killed) { kill(pid, SIGKILL); killed = 1; }
+        if (now_s() - t0 > limit_s && !killed) { kill(pid, SIGKILL); killed = 1; }
         usleep(2000);
     }
-    last_seconds = now() - t0;
+    last_seconds = now_s() - t0;
     last_maxrss_kb = ru.ru_maxrss;
     slurp(out_text, sizeof out_text, o);
     slurp(err_text, sizeof err_text, e);
@@ -98,49 +70,7 @@ static int run_argv(char *const *argv, double limit_s)
 }
 
 /* Run "mmaprobe args..." (space-separated; "@" is replaced by the temp dir). */
-static int run(const char *args)
-{
-    static char buf[8192];
-    char *argv[64];
-    int argc = 0;
-    argv[argc++] = "mmaprobe";
-    size_t b = 0;
-    for (const char *p = args; *p && b < sizeof buf - 128 && argc < 63;) {
-        while (*p == ' ') p++;
-        if (!*p) break;
-        argv[argc++] = buf + b;
-        for (; *p && *p != ' '; p++) {
-            if (*p == '@') b += (size_t)snprintf(buf + b, sizeof buf - b, "%s", tmpdir);
-            else buf[b++] = *p;
-        }
-        buf[b++] = '\0';
-    }
-    argv[argc] = NULL;
-    return run_argv(argv, 60);
-}
-
-static const char *last_err_line(void)
-{
-    static char line[2048];
-    size_t n = strlen(err_text);
-    while (n && err_text[n - 1] == '\n') n--;
-    size_t b = n;
-    while (b && err_text[b - 1] != '\n') b--;
-    snprintf(line, sizeof line, "%.*s", (int)(n - b), err_text + b);
-    return line;
-}
-
-static void path_in(char *buf, size_t size, const char *name) { snprintf(buf, size, "%s/%s", tmpdir, name); }
-
-static void write_file(const char *name, const char *text)
-{
-    char p[512];
-    path_in(p, sizeof p, name);
-    FILE *f = fopen(p, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
+static int run(const char *args) { return run_argv(drive_split(args), 60); }
 
 static void expect(const char *args, int code, const char *says_at)
 {

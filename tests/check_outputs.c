@@ -27,13 +27,12 @@
 
 #include "mmaprobe/report.h"
 #include "tests/check_main.h"
+#include "tests/lib/drive.h"
 
 #ifndef MMP_BINARY
 #error "MMP_BINARY (path of the mmaprobe program) must be defined by CMake"
 #endif
 
-static char tmpdir[64];
-static char out_text[1 << 16], err_text[1 << 16];
 static rlim_t child_as_limit;     /* RLIMIT_AS for the program (0 = unchanged) */
 static rlim_t child_fsize_limit;  /* RLIMIT_FSIZE for the program (0 = unchanged) */
 static int child_stdout_broken;   /* stdout a pipe nobody reads (its reader closed) */
@@ -52,8 +51,7 @@ static void end_all(void)
 
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_outputs.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    drive_tmpdir_make("check_outputs");
     child_as_limit = child_fsize_limit = 0;
     child_stdout_broken = 0;
     /* a kernel's process orphaned by a killed run comes back to this test, which ends it */
@@ -64,76 +62,7 @@ static void setup(void)
 static void teardown(void)
 {
     end_all();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) { /* leftovers in /tmp only */ }
-}
-
-static const char *binary(void)
-{
-    const char *b = getenv("MMP_TEST_BINARY");
-    return b && *b ? b : MMP_BINARY;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static void path_in(char *buf, size_t size, const char *name) { snprintf(buf, size, "%s/%s", tmpdir, name); }
-
-static void slurp(char *buf, size_t size, const char *path)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) return;
-    size_t n = fread(buf, 1, size - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-}
-
-static void write_file(const char *name, const char *text)
-{
-    char p[256];
-    path_in(p, sizeof p, name);
-    FILE *f = fopen(p, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static size_t count_lines(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    size_t n = 0;
-    for (int c; (c = getc(f)) != EOF;) n += c == '\n';
-    fclose(f);
-    return n;
-}
-
-/* Split "a b @/c" into argv ("@" is the temp dir); argv[0] is "mmaprobe". */
-static char **split(const char *args)
-{
-    static char buf[4096];
-    static char *argv[64];
-    int argc = 0;
-    argv[argc++] = "mmaprobe";
-    size_t b = 0;
-    for (const char *p = args; *p && b < sizeof buf - 128 && argc < 63;) {
-        while (*p == ' ') p++;
-        if (!*p) break;
-        argv[argc++] = buf + b;
-        for (; *p && *p != ' '; p++) {
-            if (*p == '@') b += (size_t)snprintf(buf + b, sizeof buf - b, "%s", tmpdir);
-            else buf[b++] = *p;
-        }
-        buf[b++] = '\0';
-    }
-    argv[argc] = NULL;
-    return argv;
+    drive_tmpdir_remove();
 }
 
 /* Start mmaprobe with argv; stdout/stderr to TAG.out / TAG.err in the temp dir. */
@@ -167,7 +96,7 @@ static pid_t start_tagged(char *const *argv, const char *tag)
             struct rlimit rl = {child_fsize_limit, child_fsize_limit};
             setrlimit(RLIMIT_FSIZE, &rl);
         }
-        execv(binary(), argv);
+        execv(drive_binary(), argv);
         _exit(127);
     }
     if (child_stdout_broken) {
@@ -226,20 +155,9 @@ static int finish_tagged(pid_t pid, const char *tag, double limit_s)
 
 static int run(const char *args)
 {
-    int rc = finish_tagged(start_tagged(split(args), "run"), "run", 60);
+    int rc = finish_tagged(start_tagged(drive_split(args), "run"), "run", 60);
     ck_assert_msg(rc >= 0, "%s: still running after 60 s", args);
     return rc;
-}
-
-static const char *last_err_line(void)
-{
-    static char line[2048];
-    size_t n = strlen(err_text);
-    while (n && err_text[n - 1] == '\n') n--;
-    size_t b = n;
-    while (b && err_text[b - 1] != '\n') b--;
-    snprintf(line, sizeof line, "%.*s", (int)(n - b), err_text + b);
-    return line;
 }
 
 static int is_kind(const char *path, mode_t kind)
@@ -355,7 +273,7 @@ START_TEST(test_jsonl_special_refused)
     char jl[256];
     path_in(jl, sizeof jl, "r.json.jsonl");
     ck_assert_int_eq(symlink("/dev/full", jl), 0);
-    int rc = finish_tagged(start_tagged(split("validate --suite @/one.suite -o @/r.json"), "run"), "run", 20);
+    int rc = finish_tagged(start_tagged(drive_split("validate --suite @/one.suite -o @/r.json"), "run"), "run", 20);
     printf("jsonl -> /dev/full: %d  %s\n", rc, last_err_line());
     ck_assert_int_eq(rc, 3);
     ck_assert_ptr_nonnull(strstr(last_err_line(), "r.json.jsonl: not a regular file (a character device)"));
@@ -363,7 +281,7 @@ START_TEST(test_jsonl_special_refused)
     ck_assert(is_kind(jl, S_IFLNK));
     unlink(jl);
     ck_assert_int_eq(mkfifo(jl, 0644), 0);
-    rc = finish_tagged(start_tagged(split("validate --suite @/one.suite -o @/r.json"), "run"), "run", 20);
+    rc = finish_tagged(start_tagged(drive_split("validate --suite @/one.suite -o @/r.json"), "run"), "run", 20);
     printf("jsonl a FIFO: %d  %s\n", rc, last_err_line());
     ck_assert_msg(rc == 3, "exit %d (-1: blocked)", rc);
     ck_assert_ptr_nonnull(strstr(last_err_line(), "r.json.jsonl: not a regular file (a FIFO)"));
@@ -514,7 +432,7 @@ START_TEST(test_sighup_partial_report)
     char jl[256], json[256];
     path_in(jl, sizeof jl, "r.json.jsonl");
     path_in(json, sizeof json, "r.json");
-    pid_t pid = start_tagged(split("validate --mutants --suite @/slow.suite --timeout 60 -o @/r.json"), "run");
+    pid_t pid = start_tagged(drive_split("validate --mutants --suite @/slow.suite --timeout 60 -o @/r.json"), "run");
     wait_lines(jl, 1);
     usleep(300000);
     kill(pid, SIGHUP);
@@ -540,10 +458,10 @@ START_TEST(test_second_run_refused)
     write_file("one.suite", "shape=8x8x8 dist=uniform kernel=host_f32\n");
     char jl[256];
     path_in(jl, sizeof jl, "r.json.jsonl");
-    pid_t first = start_tagged(split("validate --mutants --suite @/slow.suite --timeout 60 -o @/r.json"), "first");
+    pid_t first = start_tagged(drive_split("validate --mutants --suite @/slow.suite --timeout 60 -o @/r.json"), "first");
     wait_lines(jl, 1);
     double t0 = now_s();
-    int rc = finish_tagged(start_tagged(split("validate --suite @/one.suite -o @/r.json"), "second"), "second", 20);
+    int rc = finish_tagged(start_tagged(drive_split("validate --suite @/one.suite -o @/r.json"), "second"), "second", 20);
     printf("second run -> %d in %.1f s  %s\n", rc, now_s() - t0, last_err_line());
     static char second_err[1 << 16];
     snprintf(second_err, sizeof second_err, "%s", err_text);
@@ -576,7 +494,7 @@ START_TEST(test_killed_run_leaves_no_stale_report)
     path_in(json, sizeof json, "r.json");
     path_in(prev, sizeof prev, "r.json.prev");
     ck_assert_int_eq(unlink(jl), 0);   /* the previous run's lines: wait for the new run's */
-    pid_t pid = start_tagged(split("validate --mutants --suite @/slow.suite --timeout 60 -o @/r.json"), "killed");
+    pid_t pid = start_tagged(drive_split("validate --mutants --suite @/slow.suite --timeout 60 -o @/r.json"), "killed");
     wait_lines(jl, 1);
     kill_descendants(pid);
     kill(pid, SIGKILL);
@@ -595,7 +513,7 @@ START_TEST(test_killed_run_leaves_no_stale_report)
     ck_assert_uint_ge(r.n_cases, 1);
     mmp_run_clear(&r);
     double t0 = now_s();
-    int rc = finish_tagged(start_tagged(split("validate --suite @/one.suite -o @/r.json"), "next"), "next", 20);
+    int rc = finish_tagged(start_tagged(drive_split("validate --suite @/one.suite -o @/r.json"), "next"), "next", 20);
     printf("after SIGKILL: next run -> %d in %.1f s\n", rc, now_s() - t0);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err_text);   /* no stale lock */
     ck_assert(read_run(&r, json));
@@ -625,7 +543,7 @@ START_TEST(test_memory_limits_end_promptly)
         unlink(json);
         child_as_limit = (rlim_t)mib[i] << 20;
         double t0 = now_s();
-        int rc = finish_tagged(start_tagged(split("validate --suite @/m.suite --timeout 0.5 -o @/r.json"), "mem"), "mem", 10);
+        int rc = finish_tagged(start_tagged(drive_split("validate --suite @/m.suite --timeout 0.5 -o @/r.json"), "mem"), "mem", 10);
         double dt = now_s() - t0;
         child_as_limit = 0;
         mmp_run r;

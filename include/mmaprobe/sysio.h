@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include "mmaprobe/status.h"
 
 #ifdef __cplusplus
@@ -36,6 +37,8 @@ int mmp_file_open_regular(const char *path, const char **kind);
  * ENAMETOOLONG, ELOOP, 0 = not a regular file) is the user's input (MMP_STATUS_INVALID, exit 2);
  * a file that exists but cannot be read is the environment's (MMP_STATUS_IO, exit 3). */
 mmp_status mmp_file_open_status(int e);
+/* What a file of mode m is, for messages: "a directory", "a FIFO", "a character device", ... */
+const char *mmp_file_kind(mode_t m);
 /* The whole regular file (at most max bytes) as a NUL-terminated buffer the caller frees.
  * Errors: "cannot open PATH: No such file or directory" / "PATH is not a regular file (a FIFO)"
  * (statuses as mmp_file_open_status), "PATH: larger than the N-byte limit" (MMP_STATUS_PARSE),

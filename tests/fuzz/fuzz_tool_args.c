@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/fuzz/fuzz_argv.h"
 #include "cli/args.h"
 
 static void bad_message(mmp_status st)
@@ -61,20 +62,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0) return 0;
     static const char *const cmds[] = {"env", "probe", "report", "diff", "merge"};
     const char *cmd = cmds[data[0] % 5];
-    char *buf = malloc(size);
-    if (!buf) return 0;
-    memcpy(buf, data + 1, size - 1);
-    buf[size - 1] = '\0';
-    char *argv[260];
-    int argc = 0;
-    argv[argc++] = (char *)cmd;
-    char *p = buf, *end = buf + size - 1;
-    while (p < end && argc < 259) {
-        argv[argc++] = p;
-        while (p < end && *p && *p != '\n') p++;
-        *p++ = '\0';
-    }
-    argv[argc] = NULL;
+    char *argv[FUZZ_ARGV_MAX + 1], *buf;
+    int argc = fuzz_argv(argv, &buf, cmd, data, size);
+    if (argc < 0) return 0;
     /* a fuzz harness, not library code: abort() is how libFuzzer is told a property broke */
     mmp_status st;
     if (!strcmp(cmd, "env")) {
