@@ -50,6 +50,7 @@ typedef struct {
     ref_cert *c;
     unsigned char *undecided;   /* row-major */
     const ref_special *sp;      /* NaN/Inf positions, when a row or column has one */
+    ref_drop_view drop;         /* bound mode: what the plan drops */
 } decide_job;
 
 static void decide_rows(void *ctx, int64_t b, int64_t e, int tid)
@@ -65,10 +66,7 @@ static void decide_rows(void *ctx, int64_t b, int64_t e, int tid)
             size_t x = (size_t)i * d->n + col;   /* state and result are both row-major */
             double sh = c->h[x], sl = c->l[x];
             double E = c->err[x] == 0.0 ? 0.0 : c->err[x] * (1.0 + 0x1p-40);
-            if (!c->sparse) {
-                double drop = c->ra_max[i] * c->b_sum[col] + c->a_sum[i] * c->rb_max[col];
-                if (drop != 0.0) E += drop * (1.0 + 0x1p-50) + 0x1p-1073;
-            }
+            if (!c->sparse) E += ref_drop_bound(&j->drop, i, col);
             if (c->rowbad[i] || c->colbad[col]) {   /* a NaN/Inf product: decided from those alone */
                 j->undecided[x] = !(j->sp && ref_special_element(&r->d64[x], &r->dout[x], j->sp, d, i, col));
                 continue;
@@ -260,7 +258,7 @@ mmp_status ref_cert_finish(ref_cert *c)
     for (int64_t col = 0; col < d->n && !any_bad; col++) any_bad = c->colbad[col];
     ref_special sp;
     int have_sp = any_bad && ref_special_lists(&sp, d) == MMP_STATUS_OK;
-    decide_job dj = {c, und, have_sp ? &sp : NULL};
+    decide_job dj = {c, und, have_sp ? &sp : NULL, ref_cert_drop_view(c)};
     mmp_parallel_for(d->threads, d->m, 8, decide_rows, &dj);
     if (have_sp) ref_special_free(&sp);
     size_t cnt = 0;

@@ -26,6 +26,8 @@
  *     (R = rA b + (a - rA) rB and |a - rA| <= |a|). S: the most slices computed keep values
  *     down to 2^-22 of their row's maximum exact; one slice fewer is used when that leaves
  *     at most 1/64 of the entries with a remainder (fp32 at K = 2048: 2 x 2 pairs, not 3 x 3).
+ *     In bound mode the plan may instead take more slices and only the pairs s + t <= L (a
+ *     triangle); ref_plan.h has its bound of the dropped pairs and how the plan is chosen.
  *  6. Accumulation. The S_a S_b exact terms are added into a double-double (h, l) with a
  *     running bound on l's roundings (ref_acc in ref_internal.h); alpha and beta C_ij are
  *     applied with TwoProd (ref_finish). So X lies in [sh + sl - E, sh + sl + E].
@@ -45,7 +47,7 @@
 #include <cblas.h>
 
 #include "mmaprobe/format.h"
-#include "ref_internal.h"
+#include "ref_plan.h"
 
 static int ceil_log2(int64_t k)
 {
@@ -64,22 +66,6 @@ void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int
     *slices_b = sb < 1 ? 1 : (sb > 8 ? 8 : sb);
 }
 
-/* Scale exponent of a vector: smallest E with 2^E > max |x| over finite x; flags non-finite. */
-static int scale_exp(const double *x, int64_t n, int64_t stride, unsigned char *bad)
-{
-    double mx = 0;
-    *bad = 0;
-    for (int64_t t = 0; t < n; t++) {
-        double v = fabs(x[t * stride]);
-        if (!isfinite(v)) *bad = 1;
-        else if (v > mx) mx = v;
-    }
-    if (mx == 0) return 0;
-    int e;
-    frexp(mx, &e);   /* mx = f 2^e, 1/2 <= f < 1: 2^e > mx */
-    return e;
-}
-
 /* Remainder after S slices (split again: the same exact steps). */
 static double remainder_after(double v, int E, int beta, int S)
 {
@@ -87,104 +73,54 @@ static double remainder_after(double v, int E, int beta, int S)
     return ref_split(v, E, beta, S, q, 1, &last);
 }
 
-/* Split into the stored planes (host products) or a scratch array (device products). */
-static double split_store(ref_cert *c, double v, int E, int S, double *q, size_t stride, double *last)
-{
-    double tmp[8];
-    return q ? ref_split(v, E, c->beta, S, q, stride, last) : ref_split(v, E, c->beta, S, tmp, 1, last);
-}
-
+/* The statistics of rows of A (column-major copy: a row is contiguous in a64) or columns of B
+ * (contiguous in b64): ref_plan.h's two passes. */
 typedef struct {
     ref_cert *c;
-    int64_t *cnt_full, *cnt_last;   /* per row (A) or column (B): nonzero remainders */
-    int use_a;                      /* remainder level chosen */
-} split_job;
+    const double *x;     /* a64 or b64: vector v at x + v K */
+    ref_vstats *out;
+} stats_job;
 
-/* A is column-major: row i is strided by M. */
-static void split_rows(void *ctx, int64_t b, int64_t e, int tid)
+static void stats_part(void *ctx, int64_t b, int64_t e, int tid)
 {
     (void)tid;
-    split_job *j = ctx;
-    ref_cert *c = j->c;
-    const ref_data *d = c->d;
-    size_t plane = (size_t)d->m * d->k;
-    for (int64_t i = b; i < e; i++) {
-        c->ea[i] = scale_exp(d->a64 + i * d->k, d->k, 1, &c->rowbad[i]);
-        int64_t nf = 0, nl = 0;
-        for (int64_t k = 0; k < d->k; k++) {
-            double last = 0, rem = split_store(c, d->a64[i * d->k + k], c->ea[i], c->smax_a,
-                                               c->qa ? c->qa + i * d->k + k : NULL, plane, &last);
-            nf += rem != 0.0;
-            nl += last != 0.0;
-        }
-        j->cnt_full[i] = nf;
-        j->cnt_last[i] = nl;
+    stats_job *j = ctx;
+    int64_t k = j->c->d->k;
+    for (int64_t v = b; v < e; v++) {
+        const double *x = j->x + v * k;
+        ref_vstats *s = &j->out[v];
+        ref_vstats_zero(s);
+        for (int64_t q = 0; q < k; q++) ref_vstats_pass1(s, x[q]);
+        ref_vstats_scale(s);
+        for (int64_t q = 0; q < k; q++) ref_vstats_pass2(s, x[q], s->e, j->c->beta);
     }
 }
 
-static void split_cols(void *ctx, int64_t b, int64_t e, int tid)
-{
-    (void)tid;
-    split_job *j = ctx;
-    ref_cert *c = j->c;
-    const ref_data *d = c->d;
-    size_t plane = (size_t)d->k * d->n;
-    for (int64_t col = b; col < e; col++) {
-        const double *v = d->b64 + col * d->k;
-        c->fb[col] = scale_exp(v, d->k, 1, &c->colbad[col]);
-        int64_t nf = 0, nl = 0;
-        for (int64_t k = 0; k < d->k; k++) {
-            double last = 0, rem = split_store(c, v[k], c->fb[col], c->smax_b,
-                                               c->qb ? c->qb + k + col * d->k : NULL, plane, &last);
-            nf += rem != 0.0;
-            nl += last != 0.0;
-        }
-        j->cnt_full[col] = nf;
-        j->cnt_last[col] = nl;
-    }
-}
+/* The slice planes of the plan's S slices: A's row i at qa[(s-1) M K + i K + k], B's column j
+ * at qb[(t-1) K N + k + j K] (both layouts are contiguous along k). */
+typedef struct {
+    const double *x;
+    double *q;
+    const int *e;
+    int64_t k;
+    size_t plane;
+    int beta, S;
+} slice_job;
 
-/* Bound mode: max |rA| and sum |a| (rounded up) per row; the same per column of B. */
-static void bound_rows(void *ctx, int64_t b, int64_t e, int tid)
+static void slice_part(void *ctx, int64_t b, int64_t e, int tid)
 {
     (void)tid;
-    ref_cert *c = ctx;
-    const ref_data *d = c->d;
-    double up = 1.0 + 2.0 * (double)d->k * 0x1p-53 + 0x1p-50;   /* K nonnegative roundings */
-    for (int64_t i = b; i < e; i++) {
-        double mx = 0, sum = 0;
-        for (int64_t k = 0; k < d->k; k++) {
-            double v = d->a64[i * d->k + k];
-            double rem = remainder_after(v, c->ea[i], c->beta, c->sa);
-            mx = fmax(mx, fabs(rem));
-            if (isfinite(v)) sum += fabs(v);
+    slice_job *j = ctx;
+    for (int64_t v = b; v < e; v++)
+        for (int64_t q = 0; q < j->k; q++) {
+            double last;
+            size_t at = (size_t)v * j->k + q;
+            ref_split(j->x[at], j->e[v], j->beta, j->S, j->q + at, j->plane, &last);
         }
-        c->ra_max[i] = mx;
-        c->a_sum[i] = sum * up;
-    }
-}
-
-static void bound_cols(void *ctx, int64_t b, int64_t e, int tid)
-{
-    (void)tid;
-    ref_cert *c = ctx;
-    const ref_data *d = c->d;
-    double up = 1.0 + 2.0 * (double)d->k * 0x1p-53 + 0x1p-50;
-    for (int64_t col = b; col < e; col++) {
-        double mx = 0, sum = 0;
-        for (int64_t k = 0; k < d->k; k++) {
-            double v = d->b64[k + col * d->k];
-            double rem = remainder_after(v, c->fb[col], c->beta, c->sb);
-            mx = fmax(mx, fabs(rem));
-            if (isfinite(v)) sum += fabs(v);
-        }
-        c->rb_max[col] = mx;
-        c->b_sum[col] = sum * up;
-    }
 }
 
 /* Sparse mode: the remainders as lists (serial: they are few by construction). */
-static mmp_status build_lists(ref_cert *c, const int64_t *row_cnt, const int64_t *col_cnt)
+static mmp_status build_lists(ref_cert *c)
 {
     const ref_data *d = c->d;
     int64_t m = d->m, n = d->n, k = d->k;
@@ -199,7 +135,7 @@ static mmp_status build_lists(ref_cert *c, const int64_t *row_cnt, const int64_t
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the remainder lists");
     int64_t t = 0;
     for (int64_t i = 0; i < m; i++) {
-        for (int64_t kk = 0; kk < k && row_cnt[i]; kk++) {
+        for (int64_t kk = 0; kk < k && c->va[i].cnt[c->sa]; kk++) {
             double r = remainder_after(d->a64[i * k + kk], c->ea[i], c->beta, c->sa);
             if (r != 0.0 && t < c->nnz_a) { c->ra_k[t] = kk; c->ra_v[t] = r; t++; }
         }
@@ -207,7 +143,7 @@ static mmp_status build_lists(ref_cert *c, const int64_t *row_cnt, const int64_t
     }
     t = 0;
     for (int64_t j = 0; j < n; j++) {
-        for (int64_t kk = 0; kk < k && col_cnt[j]; kk++) {
+        for (int64_t kk = 0; kk < k && c->vb[j].cnt[c->sb]; kk++) {
             double r = remainder_after(d->b64[kk + j * k], c->fb[j], c->beta, c->sb);
             if (r != 0.0 && t < c->nnz_b) { c->rc_k[t] = kk; c->rc_v[t] = r; c->rb_ptr[kk + 1]++; t++; }
         }
@@ -225,19 +161,13 @@ static mmp_status build_lists(ref_cert *c, const int64_t *row_cnt, const int64_t
     return MMP_STATUS_OK;
 }
 
-static int64_t sum64(const int64_t *x, int64_t n)
-{
-    int64_t s = 0;
-    for (int64_t i = 0; i < n; i++) s += x[i];
-    return s;
-}
-
 void ref_cert_free(ref_cert *c)
 {
     ref_big_free(c->qa); ref_big_free(c->qb); free(c->ea); free(c->fb); free(c->rowbad); free(c->colbad);
     free(c->ra_ptr); free(c->ra_k); free(c->ra_v); free(c->rb_ptr); free(c->rb_j); free(c->rb_v);
     free(c->rc_ptr); free(c->rc_k); free(c->rc_v);
-    free(c->ra_max); free(c->a_sum); free(c->rb_max); free(c->b_sum);
+    free(c->ra_max); free(c->a_sum); free(c->rb_max); free(c->b_sum); free(c->a_ss); free(c->b_rl);
+    free(c->va); free(c->vb);
     ref_big_free(c->h); ref_big_free(c->l); ref_big_free(c->err);
     memset(c, 0, sizeof *c);
 }
@@ -248,54 +178,63 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
     const mmp_gemm *g = d->g;
     int64_t m = d->m, n = d->n, k = d->k;
     memset(c, 0, sizeof *c);
-    c->d = d; c->r = r;
-    ref_slicing(&c->beta, &c->smax_a, &c->smax_b, k, ref_format_bits(g->a), ref_format_bits(g->b), o->slices);
+    c->d = d;
+    c->r = r;
+    int smax_a, smax_b;
+    ref_slicing(&c->beta, &smax_a, &smax_b, k, ref_format_bits(g->a), ref_format_bits(g->b), o->slices);
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
-    if (host_slices) {
-        c->qa = ref_big_alloc(mk * c->smax_a * sizeof(double), 0);
-        c->qb = ref_big_alloc(kn * c->smax_b * sizeof(double), 0);
-    }
     c->ea = malloc(m * sizeof(int)); c->fb = malloc(n * sizeof(int));
     c->rowbad = malloc(m); c->colbad = malloc(n);
-    int64_t *cf = malloc(m * sizeof(int64_t)), *cl = malloc(m * sizeof(int64_t));
-    int64_t *gf = malloc(n * sizeof(int64_t)), *gl = malloc(n * sizeof(int64_t));
+    c->va = malloc(m * sizeof *c->va); c->vb = malloc(n * sizeof *c->vb);
     c->h = ref_big_alloc(mn * sizeof(double), 1); c->l = ref_big_alloc(mn * sizeof(double), 1);
     c->err = ref_big_alloc(mn * sizeof(double), 1);
-    if ((host_slices && (!c->qa || !c->qb)) || !c->ea || !c->fb || !c->rowbad || !c->colbad || !cf || !cl || !gf || !gl || !c->h || !c->l || !c->err) {
-        free(cf); free(cl); free(gf); free(gl);
+    if (!c->ea || !c->fb || !c->rowbad || !c->colbad || !c->va || !c->vb || !c->h || !c->l || !c->err)
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the certified path's buffers for %lldx%lldx%lld",
                        (long long)m, (long long)n, (long long)k);
-    }
-    split_job sj = {c, cf, cl, 0};
-    mmp_parallel_for(d->threads, m, 16, split_rows, &sj);
-    int64_t full_a = sum64(cf, m), last_a = sum64(cl, m);
-    split_job sb = {c, gf, gl, 0};
-    mmp_parallel_for(d->threads, n, 16, split_cols, &sb);
-    int64_t full_b = sum64(gf, n), last_b = sum64(gl, n);
-    /* one slice fewer when that leaves few remainders (they are then added exactly) */
-    int drop_a = o->slices <= 0 && c->smax_a > 1 && last_a <= (int64_t)(mk / 64);
-    int drop_b = o->slices <= 0 && c->smax_b > 1 && last_b <= (int64_t)(kn / 64);
-    c->sa = c->smax_a - drop_a; c->sb = c->smax_b - drop_b;
-    c->nnz_a = drop_a ? last_a : full_a;
-    c->nnz_b = drop_b ? last_b : full_b;
-    /* exact remainder terms cost (nnz_a N + nnz_b M) TwoProds: worth it below ~ one GEMM */
-    c->sparse = (double)c->nnz_a * n + (double)c->nnz_b * m <= (double)m * n * k / 16.0 + 64.0 * (m + n);
-    r->slices_a = c->sa; r->slices_b = c->sb; r->slice_bits = c->beta;
+    stats_job ja = {c, d->a64, c->va}, jb = {c, d->b64, c->vb};
+    mmp_parallel_for(d->threads, m, 16, stats_part, &ja);
+    mmp_parallel_for(d->threads, n, 16, stats_part, &jb);
+    for (int64_t i = 0; i < m; i++) { c->ea[i] = c->va[i].e; c->rowbad[i] = c->va[i].n_bad > 0; }
+    for (int64_t j = 0; j < n; j++) { c->fb[j] = c->vb[j].e; c->colbad[j] = c->vb[j].n_bad > 0; }
+    ref_sample smp[REF_NSAMPLE];
+    int ns = ref_plan_samples(smp, m, n);
+    ref_plan_estimate(smp, ns, d->a64, d->b64, k);
+    ref_v2_plan pl;
+    ref_plan_make(&pl, g, o, c->va, c->vb, smp, ns, REF_HOST_W_DOT);
+    c->smax_a = pl.smax_a; c->smax_b = pl.smax_b;
+    c->sa = pl.sa; c->sb = pl.sb; c->levels = pl.levels;
+    c->sparse = pl.sparse; c->nnz_a = pl.nnz_a; c->nnz_b = pl.nnz_b;
+    r->slices_a = c->sa; r->slices_b = c->sb; r->slice_bits = c->beta; r->slice_levels = c->levels;
     r->split.sparse = c->sparse;
     r->split.n_remainders = c->nnz_a + c->nnz_b;
-    if (c->sparse) {
-        mmp_status st = build_lists(c, drop_a ? cl : cf, drop_b ? gl : gf);
-        free(cf); free(cl); free(gf); free(gl);
-        return st;
+    if (host_slices) {
+        c->qa = ref_big_alloc(mk * c->sa * sizeof(double), 0);
+        c->qb = ref_big_alloc(kn * c->sb * sizeof(double), 0);
+        if (!c->qa || !c->qb) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the slices");
+        slice_job sa = {d->a64, c->qa, c->ea, k, mk, c->beta, c->sa}, sb = {d->b64, c->qb, c->fb, k, kn, c->beta, c->sb};
+        mmp_parallel_for(d->threads, m, 16, slice_part, &sa);
+        mmp_parallel_for(d->threads, n, 16, slice_part, &sb);
     }
-    free(cf); free(cl); free(gf); free(gl);
+    if (c->sparse) return build_lists(c);
+    int tri = ref_plan_triangle(&pl);
     c->ra_max = malloc(m * sizeof(double)); c->a_sum = malloc(m * sizeof(double));
     c->rb_max = malloc(n * sizeof(double)); c->b_sum = malloc(n * sizeof(double));
-    if (!c->ra_max || !c->a_sum || !c->rb_max || !c->b_sum)
+    if (tri) {
+        c->a_ss = malloc((size_t)m * c->sa * sizeof(double));
+        c->b_rl = malloc((size_t)n * (c->sb + 1) * sizeof(double));
+    }
+    if (!c->ra_max || !c->a_sum || !c->rb_max || !c->b_sum || (tri && (!c->a_ss || !c->b_rl)))
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
-    mmp_parallel_for(d->threads, m, 16, bound_rows, c);
-    mmp_parallel_for(d->threads, n, 16, bound_cols, c);
+    ref_plan_vectors(c->ra_max, c->a_sum, c->a_ss, NULL, c->va, m, c->sa, k);
+    ref_plan_vectors(c->rb_max, c->b_sum, NULL, c->b_rl, c->vb, n, c->sb, k);
     return MMP_STATUS_OK;
+}
+
+/* The bound's view of a prepared plan (bound mode). */
+ref_drop_view ref_cert_drop_view(const ref_cert *c)
+{
+    ref_drop_view v = {c->sa, c->sb, c->levels, c->ra_max, c->a_sum, c->rb_max, c->b_sum, c->a_ss, c->b_rl};
+    return v;
 }
 
 /* ---- the CPU products: steps 3, 4 and 6 ---- */
@@ -338,7 +277,7 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
     double *p = st == MMP_STATUS_OK ? ref_big_alloc((size_t)m * n * sizeof(double), 0) : NULL;
     if (st == MMP_STATUS_OK && !p) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
     size_t mk = (size_t)m * k, kn = (size_t)k * n;
-    for (int lvl = 2; st == MMP_STATUS_OK && lvl <= c.sa + c.sb; lvl++)   /* largest weights first */
+    for (int lvl = 2; st == MMP_STATUS_OK && lvl <= c.levels; lvl++)   /* largest weights first */
         for (int s = 1; s <= c.sa; s++) {
             int t = lvl - s;
             if (t < 1 || t > c.sb) continue;

@@ -171,7 +171,7 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
     MMP_CUDA_CHECK(cudaMemset(g->h, 0, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMemset(g->l, 0, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMemset(g->err, 0, mn * sizeof(double)));
-    for (int lvl = 2; lvl <= c->sa + c->sb; lvl++)
+    for (int lvl = 2; lvl <= c->levels; lvl++)
         for (int s = 1; s <= c->sa; s++) {
             int t = lvl - s;
             if (t < 1 || t > c->sb) continue;

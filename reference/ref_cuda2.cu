@@ -15,15 +15,17 @@
  *   1. upload  A, B (and C when beta != 0) in their NATIVE formats and layouts (fp32 8192^2:
  *              256 MB each instead of 512 MB of binary64); they stay resident to the end.
  *   2. decode  A -> a64 (row-major M x K), B -> b64 (column-major): exact (mmp_format_hd_load).
- *   3. prepare per row of A / column of B (v2_stats_kernel, one block each): step 1's scale
- *              exponent, the non-finite flag, sum |.|, and for S = smax and smax - 1 slices the
- *              number and the largest of the nonzero remainders. These O(n) vectors come to
- *              the host, which chooses the slices and the remainder mode with version 1's rules
- *              (so both versions make the same DGEMMs): one slice fewer when at most 1/64 of the
- *              entries keep a remainder; sparse (exact) when nnz_a N + nnz_b M <= M N K / 16.
- *              Sparse: ordered remainder lists per row of A / column of B (v2_list_kernel).
- *              Bound: RA_i = max |rA_i.|, SA_i = sum_k |a_ik| (1 + 2 K u + 2^-50), likewise B,
- *              |R_ij| <= RA_i SB_j + SA_i RB_j (step 5).
+ *   3. prepare per row of A / column of B (v2_stats_kernel, one block each): ref_plan.h's
+ *              statistics (scale exponent, non-finite count, sum |.|, and for 1..8 slices the
+ *              sums of the slices and the count and largest of the remainders), and plain
+ *              double estimates of 2048 sampled elements (v2_sample_kernel). These O(n) vectors
+ *              come to the host, which makes the plan (ref_plan_make, as the CPU path does): the
+ *              square by version 1's rules (sparse remainders exact, or bounded), or in bound
+ *              mode a triangle of slice pairs when the samples say it certifies more for its
+ *              DGEMMs (wide data: 4 x 4 slices, 10 of their 16 pairs). Sparse: ordered remainder
+ *              lists (v2_list_kernel). Bound: the per-vector maxima and sums of ref_drop_bound.
+ *              The NaN/Inf positions of every row and column (v2_nonfinite_kernel): an element
+ *              whose row or column holds one is decided from those products' classes alone.
  *   4. slice   step 2 on the device (ref_split, the host's function); a64, b64 are then freed.
  *   5. DGEMMs  one cublasDgemm per slice pair, exact (step 3), largest weights first, each
  *              followed by v2_accumulate_kernel (steps 4, 6: ref_acc into (h, l, err)).
@@ -34,12 +36,11 @@
  *              d64 = RN64(X) and dout = RN_fmt(X) or marks the element undecided. d64 and dout
  *              overwrite h and l in place; undecided indices go to a list (first 2^20; beyond
  *              that the err array holds every flag).
- *   6b. dot    when elements stay open (data whose entries span a wide exponent range leave most
- *              of them open: the slices' dropped remainders are bounded per row and column):
- *              a64, b64 decoded again into the slice planes and v2_dot_kernel recomputes each
- *              open element's dot product as an error-tracked double-double sum in k order,
- *              non-finite and exactly-zero sums by class and sign (ref_v2.h); only the tiles
- *              holding an open element work. The open ones are listed again (split.dot_s,
+ *   6b. dot    when elements stay open: a64, b64 decoded again into the slice planes, and each
+ *              open element's dot product recomputed as an error-tracked double-double sum in
+ *              k order, non-finite and exactly-zero sums by class and sign (ref_v2.h): one warp
+ *              per listed element when they are few (v2_dot_list_kernel), else the tiles of D
+ *              holding one (v2_dot_kernel). The open ones are listed again (split.dot_s,
  *              split.n_dot; MMP_REF_DOT=0 skips it).
  *   7. |A||B|  (want_absbound) |A|, |B| decoded into the freed slice planes, one more DGEMM,
  *              the bound formula in place (ref_absbound_one, shared with the CPU path).
@@ -53,9 +54,9 @@
  *   9. exact   each element still open from the native host operands (its row of A and column
  *              of B only: ref_mpfr_native_list): the exact evaluator (n_exact), MPFR for what it
  *              declines (n_mpfr). Nothing is left undecided.
- * Device memory at 8192^3, fp32, 2 x 2 slices: native A, B 0.5 GB + slices 2 GB + a64, b64
- * 1 GB while slicing (freed before the state) + product 0.5 GB + state 1.5 GB: peak 4.5 GB;
- * bf16 with 1 x 1 slice about 3 GB.
+ * Device memory at 8192^3, S slices of each operand: native A, B + a64, b64 (1 GB, freed after
+ * slicing) + slices 2 S x 0.5 GB + product and state 2 GB: bf16 uniform (1 x 1) about 3 GB,
+ * fp32 (2 x 2) 4 GB, wide data (4 x 4) 6 GB.
  * CUDA is first touched here: call it only in a process that does not fork afterwards.
  */
 #include <cublas_v2.h>
@@ -72,13 +73,14 @@ enum { UNDECIDED_CAP = 1 << 20 };
 typedef struct {
     void *na, *nb, *nc;                     /* native operands */
     double *a64, *b64, *qa, *qb, *p, *h, *l, *err;
-    int *ea, *fb, *cfa, *cla, *cfb, *clb;   /* exponents; remainder counts (full, last) */
+    int *ea, *fb;                           /* scale exponents */
     unsigned char *bada, *badb;
-    double *suma, *sumb, *mfa, *mla, *mfb, *mlb;   /* sums; remainder maxima (full, last) */
-    double *ra_max, *a_sum, *rb_max, *b_sum;
-    int64_t *ra_ptr, *rb_ptr, *n_und, *und;
+    ref_vstats *va, *vb;                    /* statistics per row of A / column of B */
+    ref_sample *smp;
+    double *ra_max, *a_sum, *rb_max, *b_sum, *a_ss, *b_rl;
+    int64_t *ra_ptr, *rb_ptr, *n_und, *und, *nfa_ptr, *nfb_ptr;
     unsigned long long *n_dot;              /* elements the dot stage decided */
-    int *ra_k, *rb_k;
+    int *ra_k, *rb_k, *nfa_k, *nfb_k;
     double *ra_v, *rb_v;
     cublasHandle_t blas;
     size_t free0, free_min;
@@ -86,9 +88,9 @@ typedef struct {
 } v2_dev;
 
 typedef struct {   /* host copies of the O(n) vectors */
-    int *ea, *fb, *cfa, *cla, *cfb, *clb;
-    double *suma, *sumb, *mfa, *mla, *mfb, *mlb, *ra_max, *a_sum, *rb_max, *b_sum;
-    int64_t *ra_ptr, *rb_ptr;
+    ref_vstats *va, *vb;
+    double *ra_max, *a_sum, *rb_max, *b_sum, *a_ss, *b_rl;
+    int64_t *ra_ptr, *rb_ptr, *nfa_ptr, *nfb_ptr;
 } v2_host;
 
 static void mem_sample(v2_dev *g)
@@ -105,21 +107,19 @@ static void dev_free(v2_dev *g)
 {
     if (g->borrowed) g->na = g->nb = g->nc = NULL;
     DFREE(g->na); DFREE(g->nb); DFREE(g->nc); DFREE(g->a64); DFREE(g->b64); DFREE(g->qa); DFREE(g->qb);
-    DFREE(g->p); DFREE(g->h); DFREE(g->l); DFREE(g->err); DFREE(g->ea); DFREE(g->fb); DFREE(g->cfa);
-    DFREE(g->cla); DFREE(g->cfb); DFREE(g->clb); DFREE(g->bada); DFREE(g->badb); DFREE(g->suma);
-    DFREE(g->sumb); DFREE(g->mfa); DFREE(g->mla); DFREE(g->mfb); DFREE(g->mlb); DFREE(g->ra_max);
-    DFREE(g->a_sum); DFREE(g->rb_max); DFREE(g->b_sum); DFREE(g->ra_ptr); DFREE(g->rb_ptr); DFREE(g->n_und);
-    DFREE(g->und); DFREE(g->ra_k); DFREE(g->rb_k); DFREE(g->ra_v); DFREE(g->rb_v);
-    DFREE(g->n_dot);
+    DFREE(g->p); DFREE(g->h); DFREE(g->l); DFREE(g->err); DFREE(g->ea); DFREE(g->fb); DFREE(g->bada);
+    DFREE(g->badb); DFREE(g->va); DFREE(g->vb); DFREE(g->smp); DFREE(g->ra_max); DFREE(g->a_sum);
+    DFREE(g->rb_max); DFREE(g->b_sum); DFREE(g->a_ss); DFREE(g->b_rl); DFREE(g->ra_ptr); DFREE(g->rb_ptr);
+    DFREE(g->n_und); DFREE(g->und); DFREE(g->nfa_ptr); DFREE(g->nfb_ptr); DFREE(g->n_dot); DFREE(g->ra_k);
+    DFREE(g->rb_k); DFREE(g->nfa_k); DFREE(g->nfb_k); DFREE(g->ra_v); DFREE(g->rb_v);
     if (g->blas) cublasDestroy(g->blas);
     g->blas = NULL;
 }
 
 static void host_free(v2_host *h)
 {
-    free(h->ea); free(h->fb); free(h->cfa); free(h->cla); free(h->cfb); free(h->clb); free(h->suma);
-    free(h->sumb); free(h->mfa); free(h->mla); free(h->mfb); free(h->mlb); free(h->ra_max); free(h->a_sum);
-    free(h->rb_max); free(h->b_sum); free(h->ra_ptr); free(h->rb_ptr);
+    free(h->va); free(h->vb); free(h->ra_max); free(h->a_sum); free(h->rb_max); free(h->b_sum); free(h->a_ss);
+    free(h->b_rl); free(h->ra_ptr); free(h->rb_ptr); free(h->nfa_ptr); free(h->nfb_ptr);
     memset(h, 0, sizeof *h);
 }
 
@@ -190,64 +190,75 @@ static size_t native_bytes(mmp_format f, mmp_layout l, int64_t ld, int64_t rows,
     return mmp_format_bytes(f, mmp_gemm_span(l, ld, rows, cols));
 }
 
-/* Stage 3 on the host: slice counts, mode, and the vectors the finish needs (v1's rules). */
+/* The NaN/Inf positions of `rows` vectors of x (contiguous, length len) as CSR lists. */
+static mmp_status nonfinite_lists(v2_dev *g, int64_t **dptr, int **dk, int64_t **hptr, const ref_vstats *v,
+                                  const double *x, int64_t rows, int64_t len)
+{
+    MMP_TRY(halloc(hptr, rows + 1));
+    for (int64_t r = 0; r < rows; r++) (*hptr)[r + 1] = (*hptr)[r] + v[r].n_bad;
+    MMP_TRY(dalloc(g, dptr, rows + 1));
+    MMP_TRY(dalloc(g, dk, (size_t)(*hptr)[rows]));
+    MMP_TRY(up(*dptr, *hptr, rows + 1));
+    if ((*hptr)[rows]) v2_nonfinite_kernel<<<(unsigned)rows, 256>>>(x, len, *dptr, *dk);
+    MMP_CUDA_CHECK(cudaGetLastError());
+    return MMP_STATUS_OK;
+}
+
+/* Stage 3: the statistics on the device, the plan on the host (ref_plan.h: the square by
+ * version 1's rules, or a triangle, weighed on sampled elements), then the remainder lists
+ * (sparse) or the bound's vectors, and the NaN/Inf lists. */
 static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_gemm *gm, const mmp_ref_options *o,
-                          int *sa, int *sb, int *beta, int *sparse)
+                          ref_v2_plan *pl)
 {
     int64_t m = gm->m, n = gm->n, k = gm->k;
-    int smax_a, smax_b;
-    ref_slicing(beta, &smax_a, &smax_b, k, ref_format_bits(gm->a), ref_format_bits(gm->b), o->slices);
-    /* the same numbers as ref_v2_plan_make's; the plan is made once the counts are known */
+    int beta, smax_a, smax_b;
+    ref_slicing(&beta, &smax_a, &smax_b, k, ref_format_bits(gm->a), ref_format_bits(gm->b), o->slices);
     MMP_TRY(dalloc(g, &g->ea, m)); MMP_TRY(dalloc(g, &g->fb, n)); MMP_TRY(dalloc(g, &g->bada, m));
-    MMP_TRY(dalloc(g, &g->badb, n)); MMP_TRY(dalloc(g, &g->suma, m)); MMP_TRY(dalloc(g, &g->sumb, n));
-    MMP_TRY(dalloc(g, &g->cfa, m)); MMP_TRY(dalloc(g, &g->cla, m)); MMP_TRY(dalloc(g, &g->cfb, n));
-    MMP_TRY(dalloc(g, &g->clb, n)); MMP_TRY(dalloc(g, &g->mfa, m)); MMP_TRY(dalloc(g, &g->mla, m));
-    MMP_TRY(dalloc(g, &g->mfb, n)); MMP_TRY(dalloc(g, &g->mlb, n));
-    v2_stats_kernel<<<(unsigned)m, 256>>>(g->a64, k, *beta, smax_a, g->ea, g->bada, g->suma, g->cfa, g->cla, g->mfa, g->mla);
-    v2_stats_kernel<<<(unsigned)n, 256>>>(g->b64, k, *beta, smax_b, g->fb, g->badb, g->sumb, g->cfb, g->clb, g->mfb, g->mlb);
+    MMP_TRY(dalloc(g, &g->badb, n)); MMP_TRY(dalloc(g, &g->va, m)); MMP_TRY(dalloc(g, &g->vb, n));
+    v2_stats_kernel<<<(unsigned)m, 256>>>(g->a64, k, beta, g->va, g->ea, g->bada);
+    v2_stats_kernel<<<(unsigned)n, 256>>>(g->b64, k, beta, g->vb, g->fb, g->badb);
     MMP_CUDA_CHECK(cudaGetLastError());
-    MMP_TRY(halloc(&hv->ea, m)); MMP_TRY(halloc(&hv->fb, n)); MMP_TRY(halloc(&hv->cfa, m));
-    MMP_TRY(halloc(&hv->cla, m)); MMP_TRY(halloc(&hv->cfb, n)); MMP_TRY(halloc(&hv->clb, n));
-    MMP_TRY(halloc(&hv->suma, m)); MMP_TRY(halloc(&hv->sumb, n)); MMP_TRY(halloc(&hv->mfa, m));
-    MMP_TRY(halloc(&hv->mla, m)); MMP_TRY(halloc(&hv->mfb, n)); MMP_TRY(halloc(&hv->mlb, n));
-    MMP_TRY(down(hv->cfa, g->cfa, m)); MMP_TRY(down(hv->cla, g->cla, m)); MMP_TRY(down(hv->cfb, g->cfb, n));
-    MMP_TRY(down(hv->clb, g->clb, n)); MMP_TRY(down(hv->suma, g->suma, m)); MMP_TRY(down(hv->sumb, g->sumb, n));
-    MMP_TRY(down(hv->mfa, g->mfa, m)); MMP_TRY(down(hv->mla, g->mla, m)); MMP_TRY(down(hv->mfb, g->mfb, n));
-    MMP_TRY(down(hv->mlb, g->mlb, n));
-    int64_t full_a = 0, last_a = 0, full_b = 0, last_b = 0;
-    for (int64_t i = 0; i < m; i++) { full_a += hv->cfa[i]; last_a += hv->cla[i]; }
-    for (int64_t j = 0; j < n; j++) { full_b += hv->cfb[j]; last_b += hv->clb[j]; }
-    ref_v2_plan pl;
-    ref_v2_plan_make(&pl, gm, o, full_a, last_a, full_b, last_b);
-    *sa = pl.sa; *sb = pl.sb; *sparse = pl.sparse;
-    int drop_a = pl.drop_a, drop_b = pl.drop_b;
-    int64_t nnz_a = pl.nnz_a, nnz_b = pl.nnz_b;
-    r->slices_a = *sa; r->slices_b = *sb; r->slice_bits = *beta;
-    r->split.n_remainders = nnz_a + nnz_b;
-    r->split.sparse = *sparse;
-    if (*sparse) {   /* list offsets from the counts; the lists themselves on the device */
+    ref_sample smp[REF_NSAMPLE];
+    int ns = ref_plan_samples(smp, m, n);
+    MMP_TRY(dalloc(g, &g->smp, ns));
+    MMP_TRY(up(g->smp, smp, ns));
+    v2_sample_kernel<<<(unsigned)((ns * 32 + 255) / 256), 256>>>(g->smp, ns, g->a64, g->b64, k);
+    MMP_CUDA_CHECK(cudaGetLastError());
+    MMP_TRY(halloc(&hv->va, m)); MMP_TRY(halloc(&hv->vb, n));
+    MMP_TRY(down(hv->va, g->va, m)); MMP_TRY(down(hv->vb, g->vb, n)); MMP_TRY(down(smp, g->smp, ns));
+    ref_plan_make(pl, gm, o, hv->va, hv->vb, smp, ns, REF_DEVICE_W_DOT);
+    r->slices_a = pl->sa; r->slices_b = pl->sb; r->slice_bits = pl->beta; r->slice_levels = pl->levels;
+    r->split.n_remainders = pl->nnz_a + pl->nnz_b;
+    r->split.sparse = pl->sparse;
+    MMP_TRY(nonfinite_lists(g, &g->nfa_ptr, &g->nfa_k, &hv->nfa_ptr, hv->va, g->a64, m, k));
+    MMP_TRY(nonfinite_lists(g, &g->nfb_ptr, &g->nfb_k, &hv->nfb_ptr, hv->vb, g->b64, n, k));
+    if (pl->sparse) {   /* list offsets from the counts; the lists themselves on the device */
         MMP_TRY(halloc(&hv->ra_ptr, m + 1)); MMP_TRY(halloc(&hv->rb_ptr, n + 1));
-        for (int64_t i = 0; i < m; i++) hv->ra_ptr[i + 1] = hv->ra_ptr[i] + (drop_a ? hv->cla[i] : hv->cfa[i]);
-        for (int64_t j = 0; j < n; j++) hv->rb_ptr[j + 1] = hv->rb_ptr[j] + (drop_b ? hv->clb[j] : hv->cfb[j]);
+        for (int64_t i = 0; i < m; i++) hv->ra_ptr[i + 1] = hv->ra_ptr[i] + hv->va[i].cnt[pl->sa];
+        for (int64_t j = 0; j < n; j++) hv->rb_ptr[j + 1] = hv->rb_ptr[j] + hv->vb[j].cnt[pl->sb];
         MMP_TRY(dalloc(g, &g->ra_ptr, m + 1)); MMP_TRY(dalloc(g, &g->rb_ptr, n + 1));
-        MMP_TRY(dalloc(g, &g->ra_k, nnz_a)); MMP_TRY(dalloc(g, &g->ra_v, nnz_a));
-        MMP_TRY(dalloc(g, &g->rb_k, nnz_b)); MMP_TRY(dalloc(g, &g->rb_v, nnz_b));
+        MMP_TRY(dalloc(g, &g->ra_k, pl->nnz_a)); MMP_TRY(dalloc(g, &g->ra_v, pl->nnz_a));
+        MMP_TRY(dalloc(g, &g->rb_k, pl->nnz_b)); MMP_TRY(dalloc(g, &g->rb_v, pl->nnz_b));
         MMP_TRY(up(g->ra_ptr, hv->ra_ptr, m + 1)); MMP_TRY(up(g->rb_ptr, hv->rb_ptr, n + 1));
-        if (nnz_a) v2_list_kernel<<<(unsigned)m, 256>>>(g->a64, k, g->ea, *beta, *sa, g->ra_ptr, g->ra_k, g->ra_v);
-        if (nnz_b) v2_list_kernel<<<(unsigned)n, 256>>>(g->b64, k, g->fb, *beta, *sb, g->rb_ptr, g->rb_k, g->rb_v);
+        if (pl->nnz_a) v2_list_kernel<<<(unsigned)m, 256>>>(g->a64, k, g->ea, beta, pl->sa, g->ra_ptr, g->ra_k, g->ra_v);
+        if (pl->nnz_b) v2_list_kernel<<<(unsigned)n, 256>>>(g->b64, k, g->fb, beta, pl->sb, g->rb_ptr, g->rb_k, g->rb_v);
         MMP_CUDA_CHECK(cudaGetLastError());
         return MMP_STATUS_OK;
     }
-    /* bound: sums rounded up for K nonnegative roundings in any order (step 5) */
-    double upf = 1.0 + 2.0 * (double)k * 0x1p-53 + 0x1p-50;
+    int tri = ref_plan_triangle(pl);
     MMP_TRY(halloc(&hv->ra_max, m)); MMP_TRY(halloc(&hv->a_sum, m));
     MMP_TRY(halloc(&hv->rb_max, n)); MMP_TRY(halloc(&hv->b_sum, n));
-    for (int64_t i = 0; i < m; i++) { hv->ra_max[i] = drop_a ? hv->mla[i] : hv->mfa[i]; hv->a_sum[i] = hv->suma[i] * upf; }
-    for (int64_t j = 0; j < n; j++) { hv->rb_max[j] = drop_b ? hv->mlb[j] : hv->mfb[j]; hv->b_sum[j] = hv->sumb[j] * upf; }
+    if (tri) { MMP_TRY(halloc(&hv->a_ss, (size_t)m * pl->sa)); MMP_TRY(halloc(&hv->b_rl, (size_t)n * (pl->sb + 1))); }
+    ref_plan_vectors(hv->ra_max, hv->a_sum, hv->a_ss, NULL, hv->va, m, pl->sa, k);
+    ref_plan_vectors(hv->rb_max, hv->b_sum, NULL, hv->b_rl, hv->vb, n, pl->sb, k);
     MMP_TRY(dalloc(g, &g->ra_max, m)); MMP_TRY(dalloc(g, &g->a_sum, m));
     MMP_TRY(dalloc(g, &g->rb_max, n)); MMP_TRY(dalloc(g, &g->b_sum, n));
     MMP_TRY(up(g->ra_max, hv->ra_max, m)); MMP_TRY(up(g->a_sum, hv->a_sum, m));
     MMP_TRY(up(g->rb_max, hv->rb_max, n)); MMP_TRY(up(g->b_sum, hv->b_sum, n));
+    if (tri) {
+        MMP_TRY(dalloc(g, &g->a_ss, (size_t)m * pl->sa)); MMP_TRY(dalloc(g, &g->b_rl, (size_t)n * (pl->sb + 1)));
+        MMP_TRY(up(g->a_ss, hv->a_ss, (size_t)m * pl->sa)); MMP_TRY(up(g->b_rl, hv->b_rl, (size_t)n * (pl->sb + 1)));
+    }
     return MMP_STATUS_OK;
 }
 
@@ -269,9 +280,15 @@ static mmp_status dot_stage(mmp_ref_result *r, v2_dev *g, const mmp_gemm *gm, co
     unsigned long long decided = 0;
     MMP_TRY(dalloc(g, &g->n_dot, 1));
     MMP_CUDA_CHECK(cudaMemset(g->n_dot, 0, sizeof *g->n_dot));
-    dim3 grid((unsigned)gx, (unsigned)gy);
-    if (exact) v2_dot_kernel<1><<<grid, DOT_T * DOT_T>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->n_dot);
-    else v2_dot_kernel<0><<<grid, DOT_T * DOT_T>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->n_dot);
+    if (open <= UNDECIDED_CAP && open <= (int64_t)(mn / 64)) {   /* few and scattered: a warp each */
+        unsigned nb = (unsigned)((open * 32 + 255) / 256);
+        if (exact) v2_dot_list_kernel<1><<<nb, 256>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->und, open, g->n_dot);
+        else v2_dot_list_kernel<0><<<nb, 256>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->und, open, g->n_dot);
+    } else {
+        dim3 grid((unsigned)gx, (unsigned)gy);
+        if (exact) v2_dot_kernel<1><<<grid, DOT_T * DOT_T>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->n_dot);
+        else v2_dot_kernel<0><<<grid, DOT_T * DOT_T>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->n_dot);
+    }
     MMP_CUDA_CHECK(cudaMemset(g->n_und, 0, sizeof(int64_t)));
     v2_collect_kernel<<<blocks(mn), 256>>>(g->err, (int64_t)mn, g->n_und, g->und, UNDECIDED_CAP);
     MMP_TRY(sync_add(&r->split.dot_s, t1));
@@ -321,8 +338,9 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     MMP_TRY(sync_add(&r->split.decode_s, t1));
     r->time.convert_s = mmp_clock_now() - t0;
     t1 = mmp_clock_now();
-    int sa, sb, beta, sparse;
-    MMP_TRY(prepare(r, g, hv, gm, o, &sa, &sb, &beta, &sparse));
+    ref_v2_plan pl;
+    MMP_TRY(prepare(r, g, hv, gm, o, &pl));
+    int sa = pl.sa, sb = pl.sb, beta = pl.beta, sparse = pl.sparse;
     MMP_TRY(sync_add(&r->split.prepare_s, t1));
     t1 = mmp_clock_now();
     MMP_TRY(dalloc(g, &g->qa, mk * sa)); MMP_TRY(dalloc(g, &g->qb, kn * sb));
@@ -336,7 +354,7 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     MMP_CUDA_CHECK(cudaMemset(g->l, 0, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMemset(g->err, 0, mn * sizeof(double)));
     const double one = 1.0, zero = 0.0;
-    for (int lvl = 2; lvl <= sa + sb; lvl++)   /* largest weights first */
+    for (int lvl = 2; lvl <= pl.levels; lvl++)   /* largest weights first */
         for (int s = 1; s <= sa; s++) {
             int t = lvl - s;
             if (t < 1 || t > sb) continue;
@@ -362,7 +380,8 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     fa2.sparse = sparse; fa2.beta_bits = beta; fa2.sb = sb; fa2.ea = g->ea; fa2.fbx = g->fb;
     fa2.rowbad = g->bada; fa2.colbad = g->badb; fa2.ra_ptr = g->ra_ptr; fa2.rb_ptr = g->rb_ptr;
     fa2.ra_k = g->ra_k; fa2.rb_k = g->rb_k; fa2.ra_v = g->ra_v; fa2.rb_v = g->rb_v;
-    fa2.ra_max = g->ra_max; fa2.a_sum = g->a_sum; fa2.rb_max = g->rb_max; fa2.b_sum = g->b_sum;
+    fa2.drop = ref_drop_view{sa, sb, pl.levels, g->ra_max, g->a_sum, g->rb_max, g->b_sum, g->a_ss, g->b_rl};
+    fa2.nfa_ptr = g->nfa_ptr; fa2.nfb_ptr = g->nfb_ptr; fa2.nfa_k = g->nfa_k; fa2.nfb_k = g->nfb_k;
     v2_finish_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, fa2, g->n_und, g->und, UNDECIDED_CAP);
     MMP_TRY(sync_add(&r->split.finish_s, t1));
     MMP_TRY(dot_stage(r, g, gm, &fa2));

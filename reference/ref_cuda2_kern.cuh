@@ -21,50 +21,100 @@ __global__ void v2_decode_kernel(double *dst, const void *src, mmp_format_hd f, 
     dst[x] = absval ? fabs(v) : v;
 }
 
-/* Per vector (a row of A in a64, a column of B in b64: contiguous, length len), one block of
- * 256 threads each: step 1's scale exponent (2^E > max finite |v|), the non-finite flag, the sum
- * of finite |v| (any order: the caller's factor 1 + 2 len u covers len nonnegative roundings),
- * and for the remainders after smax and smax - 1 slices: how many are nonzero and the largest. */
-__global__ void v2_stats_kernel(const double *x, int64_t len, int beta, int smax, int *e_out, unsigned char *bad,
-                                double *sum, int *cnt_full, int *cnt_last, double *max_full, double *max_last)
+/* ref_vstats fields of t into s across a warp (lane 0 ends with the warp's statistics). */
+__device__ void v2_vstats_warp(ref_vstats *s)
 {
-    __shared__ double sd[256], se[256];
-    __shared__ int si[256], sj[256];
+    for (int off = 16; off > 0; off /= 2) {
+        ref_vstats t;
+        t.e = s->e;
+        t.n_bad = __shfl_down_sync(0xffffffffu, s->n_bad, off);
+        t.sum = __shfl_down_sync(0xffffffffu, s->sum, off);
+#pragma unroll
+        for (int q = 0; q <= REF_SMAX; q++) {
+            t.ssum[q] = __shfl_down_sync(0xffffffffu, s->ssum[q], off);
+            t.rmax[q] = __shfl_down_sync(0xffffffffu, s->rmax[q], off);
+            t.cnt[q] = __shfl_down_sync(0xffffffffu, s->cnt[q], off);
+        }
+        ref_vstats_merge(s, &t);
+    }
+}
+
+/* Per vector (a row of A in a64, a column of B in b64: contiguous, length len), one block of
+ * 256 threads each: ref_plan.h's statistics (the two passes of ref_vstats_*, merged over the
+ * block; sums in any order: the plan's factor 1 + 2 len u covers len nonnegative roundings),
+ * with the scale exponent and the non-finite flag also into e_out and bad. */
+__global__ void v2_stats_kernel(const double *x, int64_t len, int beta, ref_vstats *out, int *e_out, unsigned char *bad)
+{
+    __shared__ ref_vstats sw[8];
+    __shared__ double smax[8];
+    __shared__ int se;
     const double *v = x + (int64_t)blockIdx.x * len;
-    int t = threadIdx.x;
-    double mx = 0, s = 0;
-    int nf = 0;
-    for (int64_t k = t; k < len; k += blockDim.x) {
-        double a = fabs(v[k]);
-        if (!isfinite(a)) nf = 1;
-        else { mx = fmax(mx, a); s += a; }
-    }
-    sd[t] = mx; se[t] = s; si[t] = nf;
+    int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    ref_vstats s;
+    ref_vstats_zero(&s);
+    for (int64_t k = t; k < len; k += blockDim.x) ref_vstats_pass1(&s, v[k]);
+    double mx = s.rmax[0];
+    for (int off = 16; off > 0; off /= 2) mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, off));
+    if (lane == 0) smax[warp] = mx;
     __syncthreads();
-    for (int w = blockDim.x / 2; w > 0; w /= 2) {
-        if (t < w) { sd[t] = fmax(sd[t], sd[t + w]); se[t] += se[t + w]; si[t] |= si[t + w]; }
-        __syncthreads();
-    }
-    int E = 0;
-    if (sd[0] != 0.0) frexp(sd[0], &E);   /* mx = f 2^E, 1/2 <= f < 1: 2^E > mx */
-    if (t == 0) { e_out[blockIdx.x] = E; bad[blockIdx.x] = (unsigned char)si[0]; sum[blockIdx.x] = se[0]; }
-    __syncthreads();
-    double rf = 0, rl = 0;
-    int cf = 0, cl = 0;
-    for (int64_t k = t; k < len; k += blockDim.x) {
-        double last = 0, rem = ref_v2_rem(v[k], E, beta, smax, &last);
-        cf += rem != 0.0; cl += last != 0.0;
-        rf = fmax(rf, fabs(rem)); rl = fmax(rl, fabs(last));
-    }
-    sd[t] = rf; se[t] = rl; si[t] = cf; sj[t] = cl;
-    __syncthreads();
-    for (int w = blockDim.x / 2; w > 0; w /= 2) {
-        if (t < w) { sd[t] = fmax(sd[t], sd[t + w]); se[t] = fmax(se[t], se[t + w]); si[t] += si[t + w]; sj[t] += sj[t + w]; }
-        __syncthreads();
-    }
     if (t == 0) {
-        max_full[blockIdx.x] = sd[0]; max_last[blockIdx.x] = se[0];
-        cnt_full[blockIdx.x] = si[0]; cnt_last[blockIdx.x] = sj[0];
+        ref_vstats m0;
+        ref_vstats_zero(&m0);
+        for (int w = 0; w < 8; w++) m0.rmax[0] = fmax(m0.rmax[0], smax[w]);
+        ref_vstats_scale(&m0);
+        se = m0.e;
+    }
+    __syncthreads();
+    int E = se;
+    for (int64_t k = t; k < len; k += blockDim.x) ref_vstats_pass2(&s, v[k], E, beta);
+    v2_vstats_warp(&s);
+    if (lane == 0) sw[warp] = s;
+    __syncthreads();
+    if (t == 0) {
+        ref_vstats r = sw[0];
+        for (int w = 1; w < 8; w++) ref_vstats_merge(&r, &sw[w]);
+        r.e = E;
+        out[blockIdx.x] = r;
+        e_out[blockIdx.x] = E;
+        bad[blockIdx.x] = (unsigned char)(r.n_bad > 0);
+    }
+}
+
+/* Plain double estimates of the sampled elements (ref_plan.h), one warp each. */
+__global__ void v2_sample_kernel(ref_sample *s, int ns, const double *a64, const double *b64, int64_t k)
+{
+    int w = (int)((blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+    if (w >= ns) return;
+    const double *a = a64 + s[w].i * k, *b = b64 + s[w].j * k;
+    double x = 0.0;
+    for (int64_t q = lane; q < k; q += 32) x += a[q] * b[q];
+    for (int off = 16; off > 0; off /= 2) x += __shfl_down_sync(0xffffffffu, x, off);
+    if (lane == 0) s[w].x = isfinite(x) ? x : NAN;
+}
+
+/* The NaN/Inf positions k of each contiguous vector, in order, into lk[ptr[r] .. ptr[r + 1])
+ * (the counts are the statistics' n_bad). One block of 256. */
+__global__ void v2_nonfinite_kernel(const double *x, int64_t len, const int64_t *ptr, int *lk)
+{
+    __shared__ int warp_cnt[8];
+    int64_t row = blockIdx.x, at = ptr[row], end = ptr[row + 1];
+    if (at == end) return;
+    const double *v = x + row * len;
+    int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    for (int64_t base = 0; base < len; base += 256) {
+        int64_t k = base + t;
+        int hit = k < len && !isfinite(v[k]);
+        unsigned mask = __ballot_sync(0xffffffffu, hit);
+        if (lane == 0) warp_cnt[warp] = __popc(mask);
+        __syncthreads();
+        int before = 0, total = 0;
+        for (int w = 0; w < 8; w++) { before += w < warp ? warp_cnt[w] : 0; total += warp_cnt[w]; }
+        if (hit) {
+            int64_t pos = at + before + __popc(mask & ((1u << lane) - 1u));
+            if (pos < end) lk[pos] = (int)k;
+        }
+        at += total;
+        __syncthreads();
     }
 }
 
@@ -156,6 +206,42 @@ __global__ void v2_dot_kernel(double *h, double *l, double *err, const double *a
         __syncthreads();
     }
     if (!open) return;
+    double cv = f.beta != 0.0 ? mmp_format_hd_load(f.c, ref_index(f.lc, f.ldc, i, j), &f.fc) : 0.0;
+    double d64, dout;
+    if (ref_v2_dot_decide(&d64, &dout, &s, f.alpha, f.beta, cv, &f.fd)) {
+        h[x] = d64; l[x] = dout; err[x] = 0.0;
+        atomicAdd(n_dot, 1ull);
+    }
+}
+
+/* The dot stage for the listed open elements (und[0 .. count)), one warp each: lane q adds the
+ * products k = q, q + 32, ... (rows of a64 and columns of b64 are contiguous along k: the
+ * warp's loads coalesce), and the 32 partial sums merge in a tree (ref_v2_dot_merge: exact but
+ * for the tracked error). For few open elements scattered over D, where the tiles of
+ * v2_dot_kernel would almost all hold one. */
+template <int EXACT>
+__global__ void v2_dot_list_kernel(double *h, double *l, double *err, const double *a64, const double *b64,
+                                   ref_v2_args f, int int_inputs, const int64_t *und, int64_t count,
+                                   unsigned long long *n_dot)
+{
+    int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
+    if (w >= count) return;
+    int64_t x = und[w], i = x / f.n, j = x % f.n;
+    const double *a = a64 + i * f.k, *b = b64 + j * f.k;
+    ref_v2_dot s;
+    ref_v2_dot_init(&s, f.k);
+    for (int64_t q = lane; q < f.k; q += 32) ref_v2_dot_add(&s, a[q], b[q], EXACT, int_inputs);
+    for (int off = 16; off > 0; off /= 2) {
+        ref_v2_dot t;
+        t.h = __shfl_down_sync(0xffffffffu, s.h, off);
+        t.l = __shfl_down_sync(0xffffffffu, s.l, off);
+        t.err = __shfl_down_sync(0xffffffffu, s.err, off);
+        t.cls = __shfl_down_sync(0xffffffffu, s.cls, off);
+        t.neg_zero = __shfl_down_sync(0xffffffffu, s.neg_zero, off);
+        ref_v2_dot_merge(&s, &t);
+    }
+    if (lane != 0) return;
     double cv = f.beta != 0.0 ? mmp_format_hd_load(f.c, ref_index(f.lc, f.ldc, i, j), &f.fc) : 0.0;
     double d64, dout;
     if (ref_v2_dot_decide(&d64, &dout, &s, f.alpha, f.beta, cv, &f.fd)) {

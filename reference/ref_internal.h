@@ -15,6 +15,7 @@
  *   ref_v2_host.c                   the host twin of device path version 2
  *   ref_certified.c                 the certified (Ozaki split) host path
  *   ref_cert_finish.c, ref_integer.c   decisions of the certified path; exact integer GEMMs
+ *   ref_plan.c                      the plan: slices, slice pairs, remainder mode (ref_plan.h)
  *   ref_mpfr_native.c               MPFR for elements of the native operands
  *   ref_exact.c                     the exact long accumulator; NaN/Inf elements
  *   ref_mpfr.c                      MPFR on loaded data
@@ -121,6 +122,9 @@ typedef struct ref_cert {
     int64_t *rb_ptr, *rb_j; double *rb_v;   /* rB by rows k of B (CSR): j, value */
     int64_t *rc_ptr, *rc_k; double *rc_v;   /* rB by columns j of B: k, value */
     double *ra_max, *a_sum, *rb_max, *b_sum; /* bound: max |rA|, >= sum |a| per row; B per column */
+    int levels;                /* slice pairs s + t <= levels (ref_plan.h) */
+    struct ref_vstats *va, *vb;   /* per row of A / column of B (ref_plan.h) */
+    double *a_ss, *b_rl;       /* triangles: the bound's slice sums of A, remainder maxima of B */
     double *h, *l, *err;       /* row-major M x N accumulation state (see ref_acc) */
 } ref_cert;
 /* Host part of the split; host_slices = 0 keeps no slice planes (the device makes its own). */

@@ -10,7 +10,7 @@
 #ifndef MMAPROBE_REF_V2_H
 #define MMAPROBE_REF_V2_H
 
-#include "ref_internal.h"
+#include "ref_plan.h"
 #include "ref_round.h"
 
 /* What the finish (steps 5-7) reads besides the state (h, l, err). */
@@ -26,23 +26,10 @@ typedef struct ref_v2_args {
     const int64_t *ra_ptr, *rb_ptr;   /* sparse: remainders by rows of A (k, value), by columns of B */
     const int *ra_k, *rb_k;
     const double *ra_v, *rb_v;
-    const double *ra_max, *a_sum, *rb_max, *b_sum;   /* bound: max |rA|, sum |a| (rounded up); B */
+    ref_drop_view drop;               /* bound mode: what the plan drops (ref_plan.h) */
+    const int64_t *nfa_ptr, *nfb_ptr; /* NaN/Inf positions k by rows of A, columns of B (or NULL) */
+    const int *nfa_k, *nfb_k;
 } ref_v2_args;
-
-/* Per vector (a row of A, a column of B: contiguous, length len): step 1 and the remainders. */
-typedef struct ref_v2_stats {
-    int e;                  /* 2^e > max finite |v| (0 for an all-zero vector) */
-    unsigned char bad;      /* a NaN or Inf in it */
-    double sum;             /* sum of finite |v| (not yet rounded up) */
-    int cnt_full, cnt_last; /* nonzero remainders after smax, smax - 1 slices */
-    double max_full, max_last;
-} ref_v2_stats;
-
-/* The plan version 1's rules give (ref_certified.c: ref_cert_prepare). */
-typedef struct ref_v2_plan {
-    int beta, smax_a, smax_b, sa, sb, drop_a, drop_b, sparse;
-    int64_t nnz_a, nnz_b;
-} ref_v2_plan;
 
 /* Native operand element x of the dense binary64 copy (row-major rows x cols, or column-major). */
 REF_HD double ref_v2_decode_one(const void *src, const mmp_format_hd *f, int layout, int64_t ld, int64_t rows,
@@ -69,50 +56,6 @@ REF_HD void ref_v2_accumulate_one(double *h, double *l, double *err, const doubl
     double hh = h[x], ll = l[x], ee = err[x];
     ref_acc(&hh, &ll, &ee, p[x] * ref_pow2(ex));
     h[x] = hh; l[x] = ll; err[x] = ee;
-}
-
-/* Steps 5-7 for element x, in place: h <- d64, l <- dout, err <- 0 (decided) or 1. Returns 1
- * when decided. Sparse: R = rA (b - rB) + a rB added with exact TwoProds (b - rB is b truncated
- * to the slices' grid, a double, so the subtraction is exact; rA (b - rB) + a rB = rA b + a rB
- * - rA rB = R). Bound: |R| <= RA_i SB_j + SA_i RB_j. Then alpha, beta C (ref_finish) and the
- * decision (ref_decide_hd). */
-REF_HD int ref_v2_finish_one(double *h, double *l, double *err, const ref_v2_args *f, int64_t x)
-{
-    int64_t i = x / f->n, j = x % f->n;
-    double hh = h[x], ll = l[x], ee = err[x];
-    if (f->sparse) {
-        for (int64_t q = f->ra_ptr[i]; q < f->ra_ptr[i + 1]; q++) {
-            double bv = mmp_format_hd_load(f->b, ref_index(f->lb, f->ldb, f->ra_k[q], j), &f->fb);
-            double bhi = bv - ref_v2_rem(bv, f->fbx[j], f->beta_bits, f->sb, NULL);
-            ref_acc_prod(&hh, &ll, &ee, f->ra_v[q], bhi);
-        }
-        for (int64_t q = f->rb_ptr[j]; q < f->rb_ptr[j + 1]; q++) {
-            double av = mmp_format_hd_load(f->a, ref_index(f->la, f->lda, i, f->rb_k[q]), &f->fa);
-            ref_acc_prod(&hh, &ll, &ee, av, f->rb_v[q]);
-        }
-    }
-    double E = ee == 0.0 ? 0.0 : ee * (1.0 + 0x1p-40);
-    if (!f->sparse) {
-        double drop = f->ra_max[i] * f->b_sum[j] + f->a_sum[i] * f->rb_max[j];
-        if (drop != 0.0) E += drop * (1.0 + 0x1p-50) + 0x1p-1073;
-    }
-    if (f->rowbad[i] || f->colbad[j]) E = INFINITY;
-    double cv = f->beta != 0.0 ? mmp_format_hd_load(f->c, ref_index(f->lc, f->ldc, i, j), &f->fc) : 0.0;
-    if (!f->fd.is_float && hh == 0.0 && ll == 0.0 && E == 0.0) {
-        /* an exact zero sum (integer products are +0) for an integer output: X = alpha 0 + beta c
-         * is zero when beta c is, its sign by the IEEE rules, which are MPFR's here */
-        double z = f->alpha * 0.0;
-        if (f->beta != 0.0) z += f->beta * cv;
-        if (z == 0.0) {
-            h[x] = z; l[x] = 0.0; err[x] = 0.0;
-            return 1;
-        }
-    }
-    ref_finish(&hh, &ll, &E, f->alpha, f->beta, cv, f->beta != 0.0);
-    double d64 = 0, dout = 0;
-    int ok = ref_decide_hd(&d64, &dout, hh, ll, E, &f->fd);
-    h[x] = d64; l[x] = dout; err[x] = ok ? 0.0 : 1.0;
-    return ok;
 }
 
 /* The metrics' bound for element x from ab = fl(|A||B|)_x. */
@@ -213,14 +156,85 @@ REF_HD int ref_v2_dot_decide(double *d64, double *dout, const ref_v2_dot *s, dou
     return ref_decide_hd(d64, dout, h, l, E, fd);
 }
 
+/* An element whose row of A or column of B holds a NaN or an infinity: every product with such
+ * an entry is NaN or infinite (Inf 0 is NaN), so X is NaN or infinite, and its class is the sum
+ * of those products' classes alone (ref_exact.c's rule, MPFR's; a product listed twice adds its
+ * class twice, which changes nothing), then alpha and beta c as ref_v2_dot_decide applies them.
+ * Returns 0 (nothing written) if no listed product is non-finite. */
+REF_HD int ref_v2_special_one(double *d64, double *dout, const ref_v2_args *f, int64_t i, int64_t j)
+{
+    ref_v2_dot s;
+    ref_v2_dot_init(&s, f->k);
+    for (int64_t q = f->nfa_ptr[i]; q < f->nfa_ptr[i + 1]; q++) {
+        int64_t k = f->nfa_k[q];
+        double av = mmp_format_hd_load(f->a, ref_index(f->la, f->lda, i, k), &f->fa);
+        double bv = mmp_format_hd_load(f->b, ref_index(f->lb, f->ldb, k, j), &f->fb);
+        s.cls = ref_cls_add(s.cls, ref_cls_mul(av, bv));
+    }
+    for (int64_t q = f->nfb_ptr[j]; q < f->nfb_ptr[j + 1]; q++) {
+        int64_t k = f->nfb_k[q];
+        double av = mmp_format_hd_load(f->a, ref_index(f->la, f->lda, i, k), &f->fa);
+        double bv = mmp_format_hd_load(f->b, ref_index(f->lb, f->ldb, k, j), &f->fb);
+        s.cls = ref_cls_add(s.cls, ref_cls_mul(av, bv));
+    }
+    if (s.cls == REF_CLS_FINITE) return 0;
+    double cv = f->beta != 0.0 ? mmp_format_hd_load(f->c, ref_index(f->lc, f->ldc, i, j), &f->fc) : 0.0;
+    return ref_v2_dot_decide(d64, dout, &s, f->alpha, f->beta, cv, &f->fd);
+}
+
+/* Steps 5-7 for element x, in place: h <- d64, l <- dout, err <- 0 (decided) or 1. Returns 1
+ * when decided. Sparse: R = rA (b - rB) + a rB added with exact TwoProds (b - rB is b truncated
+ * to the slices' grid, a double, so the subtraction is exact; rA (b - rB) + a rB = rA b + a rB
+ * - rA rB = R). Bound: |R| <= RA_i SB_j + SA_i RB_j. Then alpha, beta C (ref_finish) and the
+ * decision (ref_decide_hd). */
+REF_HD int ref_v2_finish_one(double *h, double *l, double *err, const ref_v2_args *f, int64_t x)
+{
+    int64_t i = x / f->n, j = x % f->n;
+    int bad = f->rowbad[i] || f->colbad[j];
+    if (bad && f->nfa_ptr) {   /* its NaN/Inf products decide it */
+        double d64 = 0, dout = 0;
+        if (ref_v2_special_one(&d64, &dout, f, i, j)) {
+            h[x] = d64; l[x] = dout; err[x] = 0.0;
+            return 1;
+        }
+    }
+    double hh = h[x], ll = l[x], ee = err[x];
+    if (f->sparse) {
+        for (int64_t q = f->ra_ptr[i]; q < f->ra_ptr[i + 1]; q++) {
+            double bv = mmp_format_hd_load(f->b, ref_index(f->lb, f->ldb, f->ra_k[q], j), &f->fb);
+            double bhi = bv - ref_v2_rem(bv, f->fbx[j], f->beta_bits, f->sb, NULL);
+            ref_acc_prod(&hh, &ll, &ee, f->ra_v[q], bhi);
+        }
+        for (int64_t q = f->rb_ptr[j]; q < f->rb_ptr[j + 1]; q++) {
+            double av = mmp_format_hd_load(f->a, ref_index(f->la, f->lda, i, f->rb_k[q]), &f->fa);
+            ref_acc_prod(&hh, &ll, &ee, av, f->rb_v[q]);
+        }
+    }
+    double E = ee == 0.0 ? 0.0 : ee * (1.0 + 0x1p-40);
+    if (!f->sparse) E += ref_drop_bound(&f->drop, i, j);
+    if (bad) E = INFINITY;
+    double cv = f->beta != 0.0 ? mmp_format_hd_load(f->c, ref_index(f->lc, f->ldc, i, j), &f->fc) : 0.0;
+    if (!f->fd.is_float && hh == 0.0 && ll == 0.0 && E == 0.0) {
+        /* an exact zero sum (integer products are +0) for an integer output: X = alpha 0 + beta c
+         * is zero when beta c is, its sign by the IEEE rules, which are MPFR's here */
+        double z = f->alpha * 0.0;
+        if (f->beta != 0.0) z += f->beta * cv;
+        if (z == 0.0) {
+            h[x] = z; l[x] = 0.0; err[x] = 0.0;
+            return 1;
+        }
+    }
+    ref_finish(&hh, &ll, &E, f->alpha, f->beta, cv, f->beta != 0.0);
+    double d64 = 0, dout = 0;
+    int ok = ref_decide_hd(&d64, &dout, hh, ll, E, &f->fd);
+    h[x] = d64; l[x] = dout; err[x] = ok ? 0.0 : 1.0;
+    return ok;
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* ref_v2_host.c (host code): the plan from the remainder counts; the host model of version 2. */
-void ref_v2_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, int64_t full_a, int64_t last_a,
-                      int64_t full_b, int64_t last_b);
-/* Step 1 and the remainders of one vector, serially (the kernel computes the same in parallel). */
-void ref_v2_stats_serial(ref_v2_stats *s, const double *v, int64_t len, int beta, int smax);
+/* ref_v2_host.c (host code): the host model of version 2. */
 mmp_status ref_v2_host_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
                            const mmp_ref_options *o, int threads);
 #ifdef __cplusplus

@@ -1,5 +1,4 @@
-/* ref_v2_host.c — version 2 of the device reference, host side: the plan (slices, remainder
- * mode) both the device path and its host model use, and the host model itself: the stages of
+/* ref_v2_host.c — the host model of version 2 of the device reference: the stages of
  * ref_cuda2.cu run on the CPU with the same per-element functions (ref_v2.h), OpenBLAS for the
  * DGEMMs. check_ref_round compares the model with pure MPFR; the device path is compared with
  * the CPU path by check_gpu_reference on a GPU. Not a production path (it is slower than the
@@ -11,40 +10,6 @@
 #include <cblas.h>
 
 #include "ref_v2.h"
-
-void ref_v2_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, int64_t full_a, int64_t last_a,
-                      int64_t full_b, int64_t last_b)
-{
-    int64_t m = g->m, n = g->n, k = g->k;
-    memset(p, 0, sizeof *p);
-    ref_slicing(&p->beta, &p->smax_a, &p->smax_b, k, ref_format_bits(g->a), ref_format_bits(g->b), o->slices);
-    /* version 1's rules: one slice fewer when at most 1/64 of the entries keep a remainder;
-     * exact remainder terms when they cost at most ~ 1/16 of a GEMM in TwoProds */
-    p->drop_a = o->slices <= 0 && p->smax_a > 1 && last_a <= (int64_t)((size_t)m * k / 64);
-    p->drop_b = o->slices <= 0 && p->smax_b > 1 && last_b <= (int64_t)((size_t)k * n / 64);
-    p->sa = p->smax_a - p->drop_a;
-    p->sb = p->smax_b - p->drop_b;
-    p->nnz_a = p->drop_a ? last_a : full_a;
-    p->nnz_b = p->drop_b ? last_b : full_b;
-    p->sparse = (double)p->nnz_a * n + (double)p->nnz_b * m <= (double)m * n * k / 16.0 + 64.0 * (m + n);
-}
-
-void ref_v2_stats_serial(ref_v2_stats *s, const double *v, int64_t len, int beta, int smax)
-{
-    memset(s, 0, sizeof *s);
-    double mx = 0;
-    for (int64_t k = 0; k < len; k++) {
-        double a = fabs(v[k]);
-        if (!isfinite(a)) s->bad = 1;
-        else { mx = fmax(mx, a); s->sum += a; }
-    }
-    if (mx != 0.0) frexp(mx, &s->e);
-    for (int64_t k = 0; k < len; k++) {
-        double last, rem = ref_v2_rem(v[k], s->e, beta, smax, &last);
-        s->cnt_full += rem != 0.0; s->cnt_last += last != 0.0;
-        s->max_full = fmax(s->max_full, fabs(rem)); s->max_last = fmax(s->max_last, fabs(last));
-    }
-}
 
 typedef struct {
     const mmp_gemm *g;
@@ -73,11 +38,11 @@ static int64_t model_dot(mmp_ref_result *r, const model_view *v, int64_t *und, i
 
 typedef struct {
     double *a64, *b64, *qa, *qb, *p, *h, *l, *err;
-    int *ea, *fb, *ra_k, *rb_k;
+    int *ea, *fb, *ra_k, *rb_k, *nfa_k, *nfb_k;
     unsigned char *bada, *badb;
-    int64_t *ra_ptr, *rb_ptr, *und;
-    double *ra_v, *rb_v, *ra_max, *a_sum, *rb_max, *b_sum;
-    ref_v2_stats *sta, *stb;
+    int64_t *ra_ptr, *rb_ptr, *und, *nfa_ptr, *nfb_ptr;
+    double *ra_v, *rb_v, *ra_max, *a_sum, *rb_max, *b_sum, *a_ss, *b_rl;
+    ref_vstats *sta, *stb;
 } model;
 
 static void model_free(model *w)
@@ -85,7 +50,34 @@ static void model_free(model *w)
     free(w->a64); free(w->b64); free(w->qa); free(w->qb); free(w->p); free(w->h); free(w->l); free(w->err);
     free(w->ea); free(w->fb); free(w->ra_k); free(w->rb_k); free(w->bada); free(w->badb); free(w->ra_ptr);
     free(w->rb_ptr); free(w->und); free(w->ra_v); free(w->rb_v); free(w->ra_max); free(w->a_sum); free(w->rb_max);
-    free(w->b_sum); free(w->sta); free(w->stb);
+    free(w->b_sum); free(w->sta); free(w->stb); free(w->a_ss); free(w->b_rl); free(w->nfa_k); free(w->nfb_k);
+    free(w->nfa_ptr); free(w->nfb_ptr);
+}
+
+/* The statistics of one contiguous vector, serially (v2_stats_kernel computes the same). */
+static void stats_serial(ref_vstats *s, const double *v, int64_t len, int beta)
+{
+    ref_vstats_zero(s);
+    for (int64_t k = 0; k < len; k++) ref_vstats_pass1(s, v[k]);
+    ref_vstats_scale(s);
+    for (int64_t k = 0; k < len; k++) ref_vstats_pass2(s, v[k], s->e, beta);
+}
+
+/* NaN/Inf positions of `rows` contiguous vectors (CSR; the device's v2_list_kernel in its
+ * non-finite mode). */
+static mmp_status nonfinite_lists(int64_t **ptr, int **lk, const double *x, const ref_vstats *v, int64_t rows,
+                                  int64_t len)
+{
+    *ptr = calloc((size_t)rows + 1, sizeof(int64_t));
+    if (!*ptr) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model)");
+    for (int64_t r = 0; r < rows; r++) (*ptr)[r + 1] = (*ptr)[r] + v[r].n_bad;
+    *lk = malloc(((size_t)(*ptr)[rows] + 1) * sizeof(int));
+    if (!*lk) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model)");
+    int64_t t = 0;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t k = 0; k < len; k++)
+            if (!isfinite(x[r * len + k])) (*lk)[t++] = (int)k;
+    return MMP_STATUS_OK;
 }
 
 /* Ordered remainder list of `rows` vectors (the device's v2_list_kernel, serially). */
@@ -119,43 +111,45 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
     for (size_t x = 0; x < kn; x++) w->b64[x] = ref_v2_decode_one(b, &f.fb, g->lb, g->ldb, k, n, 0, (int64_t)x);
     int beta, sa0, sb0;
     ref_slicing(&beta, &sa0, &sb0, k, ref_format_bits(g->a), ref_format_bits(g->b), o->slices);
-    int64_t fa = 0, la = 0, fbn = 0, lbn = 0;
     for (int64_t i = 0; i < m; i++) {
-        ref_v2_stats_serial(&w->sta[i], w->a64 + i * k, k, beta, sa0);
-        w->ea[i] = w->sta[i].e; w->bada[i] = w->sta[i].bad; fa += w->sta[i].cnt_full; la += w->sta[i].cnt_last;
+        stats_serial(&w->sta[i], w->a64 + i * k, k, beta);
+        w->ea[i] = w->sta[i].e; w->bada[i] = w->sta[i].n_bad > 0;
     }
     for (int64_t j = 0; j < n; j++) {
-        ref_v2_stats_serial(&w->stb[j], w->b64 + j * k, k, beta, sb0);
-        w->fb[j] = w->stb[j].e; w->badb[j] = w->stb[j].bad; fbn += w->stb[j].cnt_full; lbn += w->stb[j].cnt_last;
+        stats_serial(&w->stb[j], w->b64 + j * k, k, beta);
+        w->fb[j] = w->stb[j].e; w->badb[j] = w->stb[j].n_bad > 0;
     }
+    ref_sample smp[REF_NSAMPLE];
+    int ns = ref_plan_samples(smp, m, n);
+    ref_plan_estimate(smp, ns, w->a64, w->b64, k);
     ref_v2_plan pl;
-    ref_v2_plan_make(&pl, g, o, fa, la, fbn, lbn);
-    r->slices_a = pl.sa; r->slices_b = pl.sb; r->slice_bits = pl.beta;
+    ref_plan_make(&pl, g, o, w->sta, w->stb, smp, ns, REF_DEVICE_W_DOT);
+    r->slices_a = pl.sa; r->slices_b = pl.sb; r->slice_bits = pl.beta; r->slice_levels = pl.levels;
     r->split.sparse = pl.sparse; r->split.n_remainders = pl.nnz_a + pl.nnz_b;
+    MMP_TRY(nonfinite_lists(&w->nfa_ptr, &w->nfa_k, w->a64, w->sta, m, k));
+    MMP_TRY(nonfinite_lists(&w->nfb_ptr, &w->nfb_k, w->b64, w->stb, n, k));
     if (pl.sparse) {
         w->ra_ptr = calloc(m + 1, sizeof(int64_t)); w->rb_ptr = calloc(n + 1, sizeof(int64_t));
         w->ra_k = malloc((pl.nnz_a + 1) * sizeof(int)); w->ra_v = malloc((pl.nnz_a + 1) * sizeof(double));
         w->rb_k = malloc((pl.nnz_b + 1) * sizeof(int)); w->rb_v = malloc((pl.nnz_b + 1) * sizeof(double));
         if (!w->ra_ptr || !w->rb_ptr || !w->ra_k || !w->ra_v || !w->rb_k || !w->rb_v)
             return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model lists)");
-        for (int64_t i = 0; i < m; i++) w->ra_ptr[i + 1] = w->ra_ptr[i] + (pl.drop_a ? w->sta[i].cnt_last : w->sta[i].cnt_full);
-        for (int64_t j = 0; j < n; j++) w->rb_ptr[j + 1] = w->rb_ptr[j] + (pl.drop_b ? w->stb[j].cnt_last : w->stb[j].cnt_full);
+        for (int64_t i = 0; i < m; i++) w->ra_ptr[i + 1] = w->ra_ptr[i] + w->sta[i].cnt[pl.sa];
+        for (int64_t j = 0; j < n; j++) w->rb_ptr[j + 1] = w->rb_ptr[j] + w->stb[j].cnt[pl.sb];
         build_list(w->ra_ptr, w->ra_k, w->ra_v, w->a64, m, k, w->ea, pl.beta, pl.sa);
         build_list(w->rb_ptr, w->rb_k, w->rb_v, w->b64, n, k, w->fb, pl.beta, pl.sb);
     } else {
-        double upf = 1.0 + 2.0 * (double)k * 0x1p-53 + 0x1p-50;
+        int tri = ref_plan_triangle(&pl);
         w->ra_max = malloc(m * sizeof(double)); w->a_sum = malloc(m * sizeof(double));
         w->rb_max = malloc(n * sizeof(double)); w->b_sum = malloc(n * sizeof(double));
-        if (!w->ra_max || !w->a_sum || !w->rb_max || !w->b_sum)
+        if (tri) {
+            w->a_ss = malloc((size_t)m * pl.sa * sizeof(double));
+            w->b_rl = malloc((size_t)n * (pl.sb + 1) * sizeof(double));
+        }
+        if (!w->ra_max || !w->a_sum || !w->rb_max || !w->b_sum || (tri && (!w->a_ss || !w->b_rl)))
             return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model bounds)");
-        for (int64_t i = 0; i < m; i++) {
-            w->ra_max[i] = pl.drop_a ? w->sta[i].max_last : w->sta[i].max_full;
-            w->a_sum[i] = w->sta[i].sum * upf;
-        }
-        for (int64_t j = 0; j < n; j++) {
-            w->rb_max[j] = pl.drop_b ? w->stb[j].max_last : w->stb[j].max_full;
-            w->b_sum[j] = w->stb[j].sum * upf;
-        }
+        ref_plan_vectors(w->ra_max, w->a_sum, w->a_ss, NULL, w->sta, m, pl.sa, k);
+        ref_plan_vectors(w->rb_max, w->b_sum, NULL, w->b_rl, w->stb, n, pl.sb, k);
     }
     w->qa = malloc(mk * pl.sa * sizeof(double)); w->qb = malloc(kn * pl.sb * sizeof(double));
     w->p = malloc(mn * sizeof(double)); w->h = calloc(mn, sizeof(double)); w->l = calloc(mn, sizeof(double));
@@ -164,7 +158,7 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model state)");
     for (size_t x = 0; x < mk; x++) { double last; ref_split(w->a64[x], w->ea[x / k], pl.beta, pl.sa, w->qa + x, mk, &last); }
     for (size_t x = 0; x < kn; x++) { double last; ref_split(w->b64[x], w->fb[x / k], pl.beta, pl.sb, w->qb + x, kn, &last); }
-    for (int lvl = 2; lvl <= pl.sa + pl.sb; lvl++)
+    for (int lvl = 2; lvl <= pl.levels; lvl++)
         for (int s = 1; s <= pl.sa; s++) {
             int t = lvl - s;
             if (t < 1 || t > pl.sb) continue;
@@ -177,8 +171,9 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
     f.ldc = g->ldc; f.m = m; f.n = n; f.k = k; f.alpha = g->alpha; f.beta = g->beta;
     f.sparse = pl.sparse; f.beta_bits = pl.beta; f.sb = pl.sb; f.ea = w->ea; f.fbx = w->fb;
     f.rowbad = w->bada; f.colbad = w->badb; f.ra_ptr = w->ra_ptr; f.rb_ptr = w->rb_ptr; f.ra_k = w->ra_k;
-    f.rb_k = w->rb_k; f.ra_v = w->ra_v; f.rb_v = w->rb_v; f.ra_max = w->ra_max; f.a_sum = w->a_sum;
-    f.rb_max = w->rb_max; f.b_sum = w->b_sum;
+    f.rb_k = w->rb_k; f.ra_v = w->ra_v; f.rb_v = w->rb_v;
+    f.drop = (ref_drop_view){pl.sa, pl.sb, pl.levels, w->ra_max, w->a_sum, w->rb_max, w->b_sum, w->a_ss, w->b_rl};
+    f.nfa_ptr = w->nfa_ptr; f.nfb_ptr = w->nfb_ptr; f.nfa_k = w->nfa_k; f.nfb_k = w->nfb_k;
     int64_t nu = 0;
     w->und = malloc(mn * sizeof(int64_t));
     if (!w->und) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model)");

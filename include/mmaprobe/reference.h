@@ -85,6 +85,9 @@ typedef struct mmp_ref_options {
      * elements it leaves undecided; other paths read them at once) and fills them. */
     mmp_status (*host_operands)(void *ctx);
     void *host_ctx;
+    /* appended: certified paths, slice pairs s + t <= levels only (a triangle, bounded; with
+     * slices = 0 each operand gets levels - 1 slices); 0 = chosen from the data (tests force it) */
+    int levels;
 } mmp_ref_options;
 
 typedef struct mmp_ref_timing {
@@ -141,6 +144,8 @@ typedef struct mmp_ref_result {
     } split;
     /* appended: with keep_device, the device arrays (row-major M x N, on o.device), else NULL */
     double *dev_d64, *dev_dout, *dev_absbound;
+    int slice_levels;         /* appended: certified paths, the slice pairs s + t <= slice_levels
+                                 made (slices_a + slices_b: every pair) */
 } mmp_ref_result;
 
 void mmp_ref_options_init(mmp_ref_options *o);

@@ -1,0 +1,168 @@
+/* reference/ref_plan.h — the certified paths' plan: how many Ozaki slices of A and B, which slice
+ * pairs (levels), and whether the remainders are added exactly (sparse) or bounded; and the
+ * bound of what a plan drops. Shared by the CPU path (ref_certified.c), the device paths
+ * (ref_cuda.cu, ref_cuda2.cu) and the host model of version 2 (ref_v2_host.c).
+ *
+ * Slice pairs. The exact terms are P_st = Q^A_s Q^B_t for s <= Sa, t <= Sb and s + t <= L
+ * (L = levels; L = Sa + Sb is every pair, the square). With R^A_s = A - sum_{q <= s} A_q
+ * (A_q: slice q as values, ref_certified.c step 2) and likewise R^B, the dropped part is exactly
+ *     AB - sum_{s + t <= L} A_s B_t = sum_{s <= Sa} A_s R^B_{min(Sb, L - s)} + R^A_Sa B,
+ * so |dropped_ij| <= sum_s SS^A_s(i) MR^B_{min(Sb, L-s)}(j) + MR^A_Sa(i) SB(j), where SS^A_s(i)
+ * = sum_k |A_s(i,k)| and SB(j) = sum_k |b_kj| (rounded up), MR_u = max_k |R_u| (MR_0 = max |b|).
+ * For the square the tighter MR^A_Sa SB + SA MR^B_Sb (ref_certified.c step 5) is used.
+ * A triangle (L = S + 1, S slices each: L (L - 1) / 2 pairs) keeps every term down to about
+ * 2^(-beta (L - 1)) of the largest: data whose entries span many binades (`wide`) need a few
+ * more slices, not all their pairs.
+ *
+ * Choice. Version 1's rules give the square and its mode (one slice fewer when at most 1/64 of
+ * the entries keep a remainder; sparse when the exact remainder terms cost under ~1/16 of a
+ * GEMM). In bound mode the plan then weighs the square against the triangles of 3..7 levels on
+ * a fixed sample of elements: for each candidate, the share of sampled elements whose bound is
+ * below 2^-60 of a plain double estimate of the element (those the decision will very likely
+ * certify), and the cost = pairs + w_dot (1 - share), w_dot being the dot stage's cost for all
+ * elements in DGEMMs. The choice only decides speed: every plan's bound is rigorous, and what
+ * it leaves open goes to the dot stage, the exact evaluator and MPFR.
+ *
+ * Usage: ref_vstats_* per row of A / column of B (two passes: scale, then slices), then
+ * ref_plan_samples + estimates, ref_plan_make, ref_plan_vectors for the bound's arrays, and
+ * ref_drop_bound per element.
+ */
+#ifndef MMAPROBE_REF_PLAN_H
+#define MMAPROBE_REF_PLAN_H
+
+#include "ref_internal.h"
+
+#define REF_SMAX 8        /* slices per operand at most */
+#define REF_TRI_MAX 7     /* triangles of 3 .. REF_TRI_MAX levels are weighed */
+#define REF_NSAMPLE 2048  /* sampled elements for the choice */
+/* The dot stage's cost for every element in DGEMMs (w_dot): on the device (ref_cuda2.cu, and
+ * its host model), and on host threads (ref_certified.c). */
+#define REF_DEVICE_W_DOT 40.0
+#define REF_HOST_W_DOT 12.0
+
+/* Per vector (a row of A, a column of B): what the plan and the bound read. */
+typedef struct ref_vstats {
+    int e;                          /* 2^e > max finite |v| (0 for an all-zero vector) */
+    int n_bad;                      /* NaN or Inf entries */
+    double sum;                     /* sum of finite |v| (not rounded up) */
+    double ssum[REF_SMAX + 1];      /* [s], s >= 1: sum of |slice s| as values */
+    double rmax[REF_SMAX + 1];      /* [0]: max finite |v|; [s]: max |remainder after s slices| */
+    int cnt[REF_SMAX + 1];          /* [s]: nonzero remainders after s slices */
+} ref_vstats;
+
+REF_HD void ref_vstats_zero(ref_vstats *s)
+{
+    s->e = 0; s->n_bad = 0; s->sum = 0.0;
+    for (int q = 0; q <= REF_SMAX; q++) { s->ssum[q] = 0.0; s->rmax[q] = 0.0; s->cnt[q] = 0; }
+}
+
+/* Pass 1, per entry: the maximum, the non-finite count, the sum. */
+REF_HD void ref_vstats_pass1(ref_vstats *s, double v)
+{
+    double a = fabs(v);
+    if (!isfinite(a)) { s->n_bad++; return; }
+    s->rmax[0] = fmax(s->rmax[0], a);
+    s->sum += a;
+}
+
+/* Between the passes (after merging pass 1 over the vector): the scale exponent. */
+REF_HD void ref_vstats_scale(ref_vstats *s)
+{
+    s->e = 0;
+    if (s->rmax[0] != 0.0) frexp(s->rmax[0], &s->e);   /* max = f 2^e, 1/2 <= f < 1 */
+}
+
+/* Pass 2, per entry: slices 1 .. REF_SMAX with the same exact steps as ref_split. e and beta
+ * as the vector's; only the slice fields are touched (merge them separately). */
+REF_HD void ref_vstats_pass2(ref_vstats *s, double v, int e, int beta)
+{
+    double r = isfinite(v) ? v : 0.0;
+    for (int q = 1; q <= REF_SMAX; q++) {
+        if (r != 0.0) {
+            double qs = trunc(ref_scale(r, beta * q - e));
+            if (qs != 0.0) {
+                double piece = ref_scale(qs, e - beta * q);
+                s->ssum[q] += fabs(piece);
+                r -= piece;
+            }
+        }
+        s->cnt[q] += r != 0.0;
+        s->rmax[q] = fmax(s->rmax[q], fabs(r));
+    }
+}
+
+/* t's fields into s (partial statistics of disjoint entries of one vector). */
+REF_HD void ref_vstats_merge(ref_vstats *s, const ref_vstats *t)
+{
+    s->n_bad += t->n_bad;
+    s->sum += t->sum;
+    for (int q = 0; q <= REF_SMAX; q++) {
+        s->ssum[q] += t->ssum[q];
+        s->rmax[q] = fmax(s->rmax[q], t->rmax[q]);
+        s->cnt[q] += t->cnt[q];
+    }
+}
+
+/* What the bound of the dropped part reads (arrays from ref_plan_vectors). */
+typedef struct ref_drop_view {
+    int sa, sb, levels;
+    const double *ra_max, *a_sum;   /* per row of A: MR^A_Sa, SA (rounded up) */
+    const double *rb_max, *b_sum;   /* per column of B: MR^B_Sb, SB */
+    const double *a_ss;             /* triangles: SS^A_s(i) at a_ss[i Sa + s - 1] (rounded up) */
+    const double *b_rl;             /* triangles: MR^B_u(j) at b_rl[j (Sb + 1) + u], u = 0..Sb */
+} ref_drop_view;
+
+/* The bound of |dropped_ij|, rounded up (at most Sa + 1 products and sums of nonnegative
+ * terms: relative 1 + 2^-48, and 2^-1070 for their underflows); 0 when nothing is dropped. */
+REF_HD double ref_drop_bound(const ref_drop_view *v, int64_t i, int64_t j)
+{
+    double d = v->ra_max[i] * v->b_sum[j];
+    if (v->levels >= v->sa + v->sb) {
+        d += v->a_sum[i] * v->rb_max[j];
+    } else {
+        for (int s = 1; s <= v->sa; s++) {
+            int u = v->levels - s < v->sb ? v->levels - s : v->sb;
+            if (u < 0) u = 0;   /* no pair with slice s: A_s B is dropped whole */
+            d += v->a_ss[i * v->sa + s - 1] * v->b_rl[j * (v->sb + 1) + u];
+        }
+    }
+    return d == 0.0 ? 0.0 : d * (1.0 + 0x1p-48) + 0x1p-1070;
+}
+
+/* The plan (ref_plan.c). */
+typedef struct ref_v2_plan {
+    int beta, smax_a, smax_b, sa, sb, drop_a, drop_b, sparse;
+    int levels;                     /* pairs s + t <= levels (sa + sb: every pair) */
+    int64_t nnz_a, nnz_b;           /* sparse: the remainders after sa, sb slices */
+} ref_v2_plan;
+
+/* A sampled element and a plain double estimate of its (AB)_ij (NaN: skip it). */
+typedef struct ref_sample {
+    int64_t i, j;
+    double x;
+} ref_sample;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The sampled positions (fixed for m, n): returns how many (at most REF_NSAMPLE). */
+int ref_plan_samples(ref_sample *s, int64_t m, int64_t n);
+/* Plain double estimates for the samples from a64 (row-major M x K) and b64 (column-major). */
+void ref_plan_estimate(ref_sample *s, int count, const double *a64, const double *b64, int64_t k);
+/* The plan from the statistics (va: m rows of A, vb: n columns of B), the samples (may be
+ * NULL/0: the square) and w_dot (see the header). o->slices, o->levels force it. */
+void ref_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
+                   const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot);
+/* The bound's per-vector arrays for S slices (ss: count x S or NULL; rl: count x (S + 1) or
+ * NULL): rmax_s = MR_S, sum_up = SA rounded up, ss = SS_s rounded up, rl = MR_u. */
+void ref_plan_vectors(double *rmax_s, double *sum_up, double *ss, double *rl, const ref_vstats *v, int64_t count,
+                      int S, int64_t k);
+/* Whether the plan keeps only some pairs (the bound then needs a_ss and b_rl). */
+int ref_plan_triangle(const ref_v2_plan *p);
+/* The bound's view of a prepared certified plan (ref_certified.c). */
+ref_drop_view ref_cert_drop_view(const ref_cert *c);
+#ifdef __cplusplus
+}
+#endif
+
+#endif
