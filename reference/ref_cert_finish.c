@@ -46,6 +46,13 @@ static void sparse_cols(void *ctx, int64_t b, int64_t e, int tid)
         }
 }
 
+/* The bound's view of a prepared plan (bound mode). */
+static ref_drop_view drop_view(const ref_cert *c)
+{
+    ref_drop_view v = {c->sa, c->sb, c->levels, c->ra_max, c->a_sum, c->rb_max, c->b_sum, c->a_ss, c->b_rl};
+    return v;
+}
+
 typedef struct {
     ref_cert *c;
     unsigned char *undecided;   /* row-major */
@@ -258,7 +265,7 @@ mmp_status ref_cert_finish(ref_cert *c)
     for (int64_t col = 0; col < d->n && !any_bad; col++) any_bad = c->colbad[col];
     ref_special sp;
     int have_sp = any_bad && ref_special_lists(&sp, d) == MMP_STATUS_OK;
-    decide_job dj = {c, und, have_sp ? &sp : NULL, ref_cert_drop_view(c)};
+    decide_job dj = {c, und, have_sp ? &sp : NULL, drop_view(c)};
     mmp_parallel_for(d->threads, d->m, 8, decide_rows, &dj);
     if (have_sp) ref_special_free(&sp);
     size_t cnt = 0;

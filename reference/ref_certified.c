@@ -49,23 +49,6 @@
 #include "mmaprobe/format.h"
 #include "ref_plan.h"
 
-static int ceil_log2(int64_t k)
-{
-    int b = 0;
-    while (((int64_t)1 << b) < k) b++;
-    return b;
-}
-
-void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced)
-{
-    int b = (53 - ceil_log2(k)) / 2;
-    if (b < 1) b = 1;
-    int sa = forced > 0 ? forced : (pa + 22 + b - 1) / b, sb = forced > 0 ? forced : (pb + 22 + b - 1) / b;
-    *beta = b;
-    *slices_a = sa < 1 ? 1 : (sa > 8 ? 8 : sa);
-    *slices_b = sb < 1 ? 1 : (sb > 8 ? 8 : sb);
-}
-
 /* Remainder after S slices (split again: the same exact steps). */
 static double remainder_after(double v, int E, int beta, int S)
 {
@@ -230,12 +213,6 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
     return MMP_STATUS_OK;
 }
 
-/* The bound's view of a prepared plan (bound mode). */
-ref_drop_view ref_cert_drop_view(const ref_cert *c)
-{
-    ref_drop_view v = {c->sa, c->sb, c->levels, c->ra_max, c->a_sum, c->rb_max, c->b_sum, c->a_ss, c->b_rl};
-    return v;
-}
 
 /* ---- the CPU products: steps 3, 4 and 6 ---- */
 

@@ -24,7 +24,7 @@
  *              mode a triangle of slice pairs when the samples say it certifies more for its
  *              DGEMMs (wide data: 4 x 4 slices, 10 of their 16 pairs). Sparse: ordered remainder
  *              lists (v2_list_kernel). Bound: the per-vector maxima and sums of ref_drop_bound.
- *              The NaN/Inf positions of every row and column (v2_nonfinite_kernel): an element
+ *              The NaN/Inf positions of every row and column (v2_list_kernel): an element
  *              whose row or column holds one is decided from those products' classes alone.
  *   4. slice   step 2 on the device (ref_split, the host's function); a64, b64 are then freed.
  *   5. DGEMMs  one cublasDgemm per slice pair, exact (step 3), largest weights first, each
@@ -199,7 +199,7 @@ static mmp_status nonfinite_lists(v2_dev *g, int64_t **dptr, int **dk, int64_t *
     MMP_TRY(dalloc(g, dptr, rows + 1));
     MMP_TRY(dalloc(g, dk, (size_t)(*hptr)[rows]));
     MMP_TRY(up(*dptr, *hptr, rows + 1));
-    if ((*hptr)[rows]) v2_nonfinite_kernel<<<(unsigned)rows, 256>>>(x, len, *dptr, *dk);
+    if ((*hptr)[rows]) v2_list_kernel<<<(unsigned)rows, 256>>>(x, len, NULL, 0, 0, *dptr, *dk, NULL);
     MMP_CUDA_CHECK(cudaGetLastError());
     return MMP_STATUS_OK;
 }

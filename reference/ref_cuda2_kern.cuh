@@ -92,32 +92,6 @@ __global__ void v2_sample_kernel(ref_sample *s, int ns, const double *a64, const
     if (lane == 0) s[w].x = isfinite(x) ? x : NAN;
 }
 
-/* The NaN/Inf positions k of each contiguous vector, in order, into lk[ptr[r] .. ptr[r + 1])
- * (the counts are the statistics' n_bad). One block of 256. */
-__global__ void v2_nonfinite_kernel(const double *x, int64_t len, const int64_t *ptr, int *lk)
-{
-    __shared__ int warp_cnt[8];
-    int64_t row = blockIdx.x, at = ptr[row], end = ptr[row + 1];
-    if (at == end) return;
-    const double *v = x + row * len;
-    int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    for (int64_t base = 0; base < len; base += 256) {
-        int64_t k = base + t;
-        int hit = k < len && !isfinite(v[k]);
-        unsigned mask = __ballot_sync(0xffffffffu, hit);
-        if (lane == 0) warp_cnt[warp] = __popc(mask);
-        __syncthreads();
-        int before = 0, total = 0;
-        for (int w = 0; w < 8; w++) { before += w < warp ? warp_cnt[w] : 0; total += warp_cnt[w]; }
-        if (hit) {
-            int64_t pos = at + before + __popc(mask & ((1u << lane) - 1u));
-            if (pos < end) lk[pos] = (int)k;
-        }
-        at += total;
-        __syncthreads();
-    }
-}
-
 /* Step 2: S slices of each contiguous vector of length len (A rows: planes of rows * len). */
 __global__ void v2_slice_kernel(double *q, const double *x, const int *e, int64_t rows, int64_t len, int beta, int S)
 {
@@ -128,7 +102,8 @@ __global__ void v2_slice_kernel(double *q, const double *x, const int *e, int64_
 }
 
 /* Sparse remainders: vector r's nonzero remainders after S slices, in order of k, into
- * (lk, lv)[ptr[r] .. ptr[r + 1]) (the counts came from v2_stats_kernel). One block of 256. */
+ * (lk, lv)[ptr[r] .. ptr[r + 1]) (the counts came from v2_stats_kernel). S = 0: the positions
+ * of its NaN/Inf entries instead (counts n_bad; e and lv unused). One block of 256. */
 __global__ void v2_list_kernel(const double *x, int64_t len, const int *e, int beta, int S, const int64_t *ptr,
                                int *lk, double *lv)
 {
@@ -139,7 +114,7 @@ __global__ void v2_list_kernel(const double *x, int64_t len, const int *e, int b
     int t = threadIdx.x, lane = t & 31, warp = t >> 5;
     for (int64_t base = 0; base < len; base += 256) {
         int64_t k = base + t;
-        double rem = k < len ? ref_v2_rem(v[k], e[row], beta, S, NULL) : 0.0;
+        double rem = k >= len ? 0.0 : S > 0 ? ref_v2_rem(v[k], e[row], beta, S, NULL) : !isfinite(v[k]);
         unsigned mask = __ballot_sync(0xffffffffu, rem != 0.0);
         if (lane == 0) warp_cnt[warp] = __popc(mask);
         __syncthreads();
@@ -147,7 +122,7 @@ __global__ void v2_list_kernel(const double *x, int64_t len, const int *e, int b
         for (int w = 0; w < 8; w++) { before += w < warp ? warp_cnt[w] : 0; total += warp_cnt[w]; }
         if (rem != 0.0) {
             int64_t pos = at + before + __popc(mask & ((1u << lane) - 1u));
-            if (pos < end) { lk[pos] = (int)k; lv[pos] = rem; }
+            if (pos < end) { lk[pos] = (int)k; if (lv) lv[pos] = rem; }
         }
         at += total;
         __syncthreads();

@@ -71,7 +71,7 @@ int ref_format_bits(mmp_format f);   /* significand bits (floats) or value bits 
 void ref_dot_flags(int *exact_products, int *int_inputs, const mmp_gemm *g);
 int ref_dot_wanted(const mmp_gemm *g);
 
-/* Ozaki parameters (ref_certified.c): bits per slice and the most slices of A and B
+/* Ozaki parameters (ref_plan.c): bits per slice and the most slices of A and B
  * (precisions pa, pb) worth computing. forced > 0 fixes the slices. */
 void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced);
 

@@ -4,6 +4,23 @@
 
 #include "ref_plan.h"
 
+static int ceil_log2(int64_t k)
+{
+    int b = 0;
+    while (((int64_t)1 << b) < k) b++;
+    return b;
+}
+
+void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced)
+{
+    int b = (53 - ceil_log2(k)) / 2;
+    if (b < 1) b = 1;
+    int sa = forced > 0 ? forced : (pa + 22 + b - 1) / b, sb = forced > 0 ? forced : (pb + 22 + b - 1) / b;
+    *beta = b;
+    *slices_a = sa < 1 ? 1 : (sa > 8 ? 8 : sa);
+    *slices_b = sb < 1 ? 1 : (sb > 8 ? 8 : sb);
+}
+
 /* Sums of K nonnegative roundings, in any order, rounded up (ref_certified.c step 5). */
 static double up_factor(int64_t k) { return 1.0 + 2.0 * (double)k * 0x1p-53 + 0x1p-50; }
 

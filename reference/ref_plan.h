@@ -159,8 +159,6 @@ void ref_plan_vectors(double *rmax_s, double *sum_up, double *ss, double *rl, co
                       int S, int64_t k);
 /* Whether the plan keeps only some pairs (the bound then needs a_ss and b_rl). */
 int ref_plan_triangle(const ref_v2_plan *p);
-/* The bound's view of a prepared certified plan (ref_certified.c). */
-ref_drop_view ref_cert_drop_view(const ref_cert *c);
 #ifdef __cplusplus
 }
 #endif

@@ -63,8 +63,7 @@ static void stats_serial(ref_vstats *s, const double *v, int64_t len, int beta)
     for (int64_t k = 0; k < len; k++) ref_vstats_pass2(s, v[k], s->e, beta);
 }
 
-/* NaN/Inf positions of `rows` contiguous vectors (CSR; the device's v2_list_kernel in its
- * non-finite mode). */
+/* NaN/Inf positions of `rows` contiguous vectors (CSR; the device's v2_list_kernel with S = 0). */
 static mmp_status nonfinite_lists(int64_t **ptr, int **lk, const double *x, const ref_vstats *v, int64_t rows,
                                   int64_t len)
 {
@@ -75,7 +74,7 @@ static mmp_status nonfinite_lists(int64_t **ptr, int **lk, const double *x, cons
     if (!*lk) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model)");
     int64_t t = 0;
     for (int64_t r = 0; r < rows; r++)
-        for (int64_t k = 0; k < len; k++)
+        for (int64_t k = 0; k < len && v[r].n_bad; k++)
             if (!isfinite(x[r * len + k])) (*lk)[t++] = (int)k;
     return MMP_STATUS_OK;
 }
