@@ -11,6 +11,11 @@
  * the epilogue), plus version 1 without residual. Operand values are cheap random bits
  * (bf16 kept finite, unit scales): timing does not depend on them. Correctness is the runner's int4_fused_* cases
  * (mmaprobe validate --filter 'int4_fused*'; tests/check_gpu_fused.c).
+ *
+ * Host reference: build/bench_fused --reference [--mpfr] [--m .. --n .. --k .. --g ..] times the exact
+ * reference (mmp_fused_ref_compute, every core) of the FUSED, QGEMM and LOWRANK parts on
+ * mmp_fused_host_fill data, and with --mpfr the MPFR oracle too (slow: use small shapes) with
+ * the number of elements where the two differ in any bit (0 expected). No GPU needed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,7 @@
 #include "mmaprobe/fused.h"
 #include "mmaprobe/kernel.h"
 #include "mmaprobe/status.h"
+#include "reference/fused_internal.h"
 
 #ifdef MMP_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -121,14 +127,56 @@ static int bench(const mmp_fused_problem *p, const char *ops_csv, int warmup, in
 }
 #endif
 
+static int bench_reference(const mmp_fused_problem *p, int with_mpfr)
+{
+    mmp_fused_host h;
+    if (mmp_fused_host_init(&h, p) != MMP_STATUS_OK || mmp_fused_host_fill(&h, 42) != MMP_STATUS_OK) {
+        fprintf(stderr, "bench_fused: %s\n", mmp_error_last());
+        return MMP_EXIT_INTERNAL;
+    }
+    printf("# host reference, shape %lldx%lldx%lld g=%d r=%d, %d threads\n", (long long)p->m, (long long)p->n,
+           (long long)p->k, p->group, p->rank, mmp_parallel_threads(0));
+    const mmp_fused_part parts[] = {MMP_FUSED_PART_FUSED, MMP_FUSED_PART_QGEMM, MMP_FUSED_PART_LOWRANK};
+    int rc = 0;
+    for (size_t q = 0; q < sizeof parts / sizeof parts[0]; q++) {
+        mmp_fused_ref fast, slow;
+        mmp_fused_ref_init(&fast);
+        mmp_fused_ref_init(&slow);
+        double t0 = mmp_clock_now();
+        if (mmp_fused_ref_compute(&fast, &h, parts[q]) != MMP_STATUS_OK) { rc = MMP_EXIT_INTERNAL; break; }
+        double t1 = mmp_clock_now();
+        printf("%-8s exact %8.3f s", mmp_fused_part_name(parts[q]), t1 - t0);
+        if (with_mpfr) {
+            if (ref_fused_compute_mpfr(&slow, &h, parts[q]) != MMP_STATUS_OK) { rc = MMP_EXIT_INTERNAL; break; }
+            double t2 = mmp_clock_now();
+            int64_t differ = 0, n = fast.rows * fast.cols;
+            for (int64_t e = 0; e < n; e++)
+                differ += memcmp(&fast.want64[e], &slow.want64[e], 8) || memcmp(&fast.want32[e], &slow.want32[e], 4) ||
+                          memcmp(&fast.budget[e], &slow.budget[e], 8);
+            printf("   mpfr %8.3f s (%.0fx)   elements that differ: %lld of %lld", t2 - t1, (t2 - t1) / (t1 - t0),
+                   (long long)differ, (long long)n);
+            if (differ) rc = MMP_EXIT_FAIL;
+        }
+        printf("\n");
+        mmp_fused_ref_clear(&fast);
+        mmp_fused_ref_clear(&slow);
+    }
+    if (rc == MMP_EXIT_INTERNAL) fprintf(stderr, "bench_fused: %s\n", mmp_error_last());
+    mmp_fused_host_clear(&h);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    int reference = 0, with_mpfr = 0;
     mmp_fused_problem p = {4096, 4096, 4096, 64, 32, MMP_FORMAT_FP16};
     int iters = 30, warmup = 5, verbose = 1;
     const char *ops = "int4_fused_simple,int4_fused_simple_qgemm,int4_fused_persistent,int4_fused_persistent_qgemm";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quiet")) { verbose = 0; continue; }
+        if (!strcmp(a, "--reference")) { reference = 1; continue; }
+        if (!strcmp(a, "--mpfr")) { with_mpfr = 1; continue; }
         if (!v) { fprintf(stderr, "bench_fused: %s needs a value\n", a); return MMP_EXIT_USAGE; }
         i++;
         if (!strcmp(a, "--m")) p.m = atoll(v);
@@ -145,6 +193,7 @@ int main(int argc, char **argv)
     mmp_env e;
     mmp_status st = mmp_env_capture(&e, 0, 0, argc, argv);
     mmp_env_print(stdout, &e, "# ");
+    if (reference) return bench_reference(&p, with_mpfr);
     if (st != MMP_STATUS_OK || e.device < 0) {
         printf("SKIP: no CUDA device (%s)\n", e.no_device_reason);
         return MMP_EXIT_SKIP;

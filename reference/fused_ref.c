@@ -1,36 +1,34 @@
-/* reference/fused_ref.c — the exact mathematics of the fused INT4 group-scaled GEMM with a
- * low-rank residual, per component and fused,
- * its per-element error budgets, and the host emulation of the kernels' arithmetic order (fused.h).
+/* reference/fused_ref.c — the fused INT4 group-scaled GEMM with a low-rank residual: its parts'
+ * names and shapes, every element's error budget, the host emulation of the kernels' arithmetic
+ * order and the comparison (fused.h). The exact results come from fused_exact.c (a long
+ * accumulator, the default) and fused_mpfr.c (MPFR, the tests' oracle); both fill the same
+ * budgets from the same binary64 sums here.
  *
  * Why each reference is exact (then rounded once, to nearest even, to binary64 and to fp32):
  *   DECODE   the int4 value itself.
  *   DEQUANT  q * s: 4 + 11 (fp16) or 4 + 8 (bf16) significant bits: exact in binary64.
  *   QGEMM    acc_G = sum_{k in G} xq wq is an integer, |acc_G| <= 64 g, computed in int64; each
  *            term acc_G sx sw has <= 6 + log2 g + 22 <= 53 bits (g <= 2^25) and an exponent inside
- *            binary64's range (scales are fp16/bf16): exact binary64 terms, summed exactly by
- *            mpfr_sum at EXACT_PREC bits.
- *   DOWN     X_ik A_kt: 8 + 8 bits, exact binary64 products; exact mpfr_sum.
- *   LOWRANK  T*_it exact (as DOWN) times B_tj (8 bits): exact mpfr_mul at EXACT_PREC + 8 bits;
- *            exact mpfr_sum over t.
- *   AFFINE   z + beta summed exactly by mpfr_sum (two fp32 terms).
- *   FUSED    one exact mpfr_sum of every Q term, every R product and beta.
- * EXACT_PREC = 1200 bits exceeds the span of any of these sums (bf16^3 products lie within
- * 2^-399 .. 2^384, plus 24 + log2(terms) bits); the code does not rely on it: every mpfr_sum's
- * ternary value must be 0 (exact) or the reference fails with MMP_STATUS_INTERNAL.
+ *            binary64's range (scales are fp16/bf16): exact binary64 terms, summed exactly.
+ *   DOWN     X_ik A_kt: 8 + 8 bits, exact binary64 products, summed exactly into T*.
+ *   LOWRANK  T*_it (exact) times B_tj (8 bits), summed exactly over t.
+ *   AFFINE   z + beta summed exactly (two fp32 terms).
+ *   FUSED    one exact sum of every Q term, every R product and beta.
+ * An exact zero is -0 only when every term is -0 (IEEE 754's and mpfr_sum's rule).
  * Absolute-value sums S_* (the budgets' scale) are computed in binary64 and enlarged by
  * (1 + (n + 2) 2^-53) for n terms, which covers their own rounding (all terms >= 0).
  * Every budget also carries n 2^-150 per fp32 rounding step n, the absolute error of a rounding
  * into fp32's subnormal range (gradual underflow), so that no tiny-value case can fail falsely.
  */
 #include <math.h>
-#include <mpfr.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mmaprobe/core.h"
 #include "mmaprobe/fused.h"
 #include "mmaprobe/metrics.h"
+#include "fused_internal.h"
 
-enum { EXACT_PREC = 1200 };
 static const double U32 = 0x1p-24;    /* fp32 unit roundoff (round to nearest, CUDA-core fmaf/add) */
 static const double TINY = 0x1p-150;  /* absolute error of one rounding into fp32 subnormals */
 
@@ -76,50 +74,10 @@ void mmp_fused_ref_clear(mmp_fused_ref *r)
     memset(r, 0, sizeof *r);
 }
 
-static double up(double s, double n) { return s * (1 + (n + 2) * 0x1p-53); }
+double ref_fused_enlarge(double s, double n) { return s * (1 + (n + 2) * 0x1p-53); }
 static double bf16(uint16_t b) { return mmp_format_decode(b, MMP_FORMAT_BF16); }
 
-/* exact-sum workspace */
-typedef struct sumws {
-    mpfr_t *t;
-    mpfr_ptr *tp;
-    size_t cap;
-    mpfr_t out;
-} sumws;
-
-static mmp_status sumws_init(sumws *w, size_t cap)
-{
-    w->cap = cap;
-    w->t = malloc(sizeof *w->t * cap);
-    w->tp = malloc(sizeof *w->tp * cap);
-    if (!w->t || !w->tp) {
-        free(w->t); free(w->tp);
-        return MMP_ERR(MMP_STATUS_NO_MEMORY, "fused reference: out of memory for %zu MPFR terms", cap);
-    }
-    for (size_t i = 0; i < cap; i++) {
-        mpfr_init2(w->t[i], EXACT_PREC + 16);
-        w->tp[i] = w->t[i];
-    }
-    mpfr_init2(w->out, EXACT_PREC);
-    return MMP_STATUS_OK;
-}
-static void sumws_clear(sumws *w)
-{
-    for (size_t i = 0; i < w->cap; i++) mpfr_clear(w->t[i]);
-    mpfr_clear(w->out);
-    free(w->t); free(w->tp);
-}
-/* w->out = exact sum of the first n terms; INTERNAL if it was not exact */
-static mmp_status sumws_sum(sumws *w, size_t n)
-{
-    if (mpfr_sum(w->out, w->tp, (unsigned long)n, MPFR_RNDN) != 0)
-        return MMP_ERR(MMP_STATUS_INTERNAL, "fused reference: an exact sum of %zu terms needed more than %d bits",
-                       n, EXACT_PREC);
-    return MMP_STATUS_OK;
-}
-
-/* exact int32 group sum of row i of xq and row j of wq over group G */
-static int64_t group_dot(const mmp_fused_host *h, int64_t i, int64_t j, int64_t G)
+int64_t ref_fused_group_dot(const mmp_fused_host *h, int64_t i, int64_t j, int64_t G)
 {
     const int64_t k = h->p.k, g = h->p.group;
     int64_t s = 0;
@@ -127,30 +85,19 @@ static int64_t group_dot(const mmp_fused_host *h, int64_t i, int64_t j, int64_t 
     return s;
 }
 
-/* T* exact (mpfr, M x r) and S_T */
-static mmp_status exact_t(mpfr_t *tx, double *st, const mmp_fused_host *h, sumws *w)
+mmp_status ref_fused_unpack(int8_t **q8, const uint8_t *q, int64_t rows, int64_t k)
 {
-    const int64_t m = h->p.m, k = h->p.k, r = h->p.rank;
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t t = 0; t < r; t++) {
-            double s = 0;
-            for (int64_t kk = 0; kk < k; kk++) {
-                double prod = bf16(h->x[i * k + kk]) * bf16(h->a[kk * r + t]);   /* exact */
-                mpfr_set_d(w->t[kk], prod, MPFR_RNDN);
-                s += fabs(prod);
-            }
-            MMP_TRY(sumws_sum(w, (size_t)k));
-            mpfr_set(tx[i * r + t], w->out, MPFR_RNDN);   /* same precision: exact */
-            st[i * r + t] = up(s, (double)k);
-        }
+    *q8 = malloc((size_t)(rows * k > 0 ? rows * k : 1));
+    if (!*q8) return MMP_ERR(MMP_STATUS_NO_MEMORY, "fused reference: out of host memory (int4 unpack)");
+    for (int64_t t = 0; t < rows * k; t++) (*q8)[t] = (int8_t)mmp_fused_int4(q, t);
     return MMP_STATUS_OK;
 }
 
-mmp_status mmp_fused_ref_compute(mmp_fused_ref *r, const mmp_fused_host *h, mmp_fused_part part)
+mmp_status ref_fused_begin(mmp_fused_ref *r, const mmp_fused_host *h, mmp_fused_part part, int *done)
 {
     const mmp_fused_problem *p = &h->p;
-    const int64_t m = p->m, n = p->n, k = p->k, rk = p->rank, g = p->group, ng = k / g;
-    const mmp_format sf = p->scale_format;
+    const int64_t n = p->n, k = p->k, g = p->group, ng = k / g;
+    *done = 0;
     if ((unsigned)part >= MMP_FUSED_PART_COUNT_) return MMP_ERR(MMP_STATUS_INVALID, "fused reference: bad part %d", part);
     mmp_fused_ref_clear(r);
     r->p = *p;
@@ -166,101 +113,89 @@ mmp_status mmp_fused_ref_compute(mmp_fused_ref *r, const mmp_fused_host *h, mmp_
         mmp_fused_ref_clear(r);
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "fused reference: out of host memory");
     }
-    if (part == MMP_FUSED_PART_DECODE || part == MMP_FUSED_PART_DEQUANT) {
-        for (int64_t j = 0; j < n; j++)
-            for (int64_t kk = 0; kk < k; kk++) {
-                double v = mmp_fused_int4(h->wq, j * k + kk);
-                if (part == MMP_FUSED_PART_DEQUANT) v *= mmp_fused_scale(h->sw, j * ng + kk / g, sf);
-                r->want64[j * k + kk] = v;
-                r->want32[j * k + kk] = (float)v;   /* exact: see the header */
-            }
-        return MMP_STATUS_OK;
-    }
-    const double Ke = (double)k + ceil(k / 4.0) + 1;
-    const double gT = mmp_metrics_gamma(Ke, mmp_metrics_unit_truncation(MMP_FORMAT_FP32, 0));
-    const double gr = mmp_metrics_gamma((double)rk, U32);
-    const double gQ = mmp_metrics_gamma((double)ng, U32);
-    size_t cap = (size_t)(k > ng + rk + 2 ? k : ng + rk + 2);
-    sumws w;
-    MMP_TRY(sumws_init(&w, cap));
-    mmp_status st = MMP_STATUS_OK;
-    mpfr_t *tx = NULL;
-    double *stt = NULL;
-    const int need_t = part == MMP_FUSED_PART_DOWN || part == MMP_FUSED_PART_LOWRANK || part == MMP_FUSED_PART_FUSED;
-    if (need_t) {
-        tx = malloc(sizeof *tx * (size_t)(m * rk));
-        stt = malloc(sizeof *stt * (size_t)(m * rk));
-        if (!tx || !stt) { free(tx); free(stt); sumws_clear(&w); return MMP_ERR(MMP_STATUS_NO_MEMORY, "fused reference: out of memory for T"); }
-        for (int64_t i = 0; i < m * rk; i++) mpfr_init2(tx[i], EXACT_PREC);
-        if ((st = exact_t(tx, stt, h, &w)) != MMP_STATUS_OK) goto done;
-    }
-    for (int64_t i = 0; i < r->rows; i++)
-        for (int64_t j = 0; j < r->cols; j++) {
-            const int64_t e = i * r->cols + j;
-            size_t nt = 0;
-            double sq = 0, sr = 0, b = 0;
-            if (part == MMP_FUSED_PART_DOWN) {
-                mpfr_set(w.t[nt++], tx[i * rk + j], MPFR_RNDN);
-                r->budget[e] = gT * stt[i * rk + j] + Ke * TINY;
-                r->absr[e] = stt[i * rk + j];
-            }
-            if (part == MMP_FUSED_PART_QGEMM || part == MMP_FUSED_PART_FUSED)
-                for (int64_t G = 0; G < ng; G++) {
-                    double term = (double)group_dot(h, i, j, G) * mmp_fused_scale(h->sx, i * ng + G, sf) *
-                                  mmp_fused_scale(h->sw, j * ng + G, sf);   /* exact, see header */
-                    mpfr_set_d(w.t[nt++], term, MPFR_RNDN);
-                    sq += fabs(term);
-                }
-            if (part == MMP_FUSED_PART_LOWRANK || part == MMP_FUSED_PART_FUSED)
-                for (int64_t t = 0; t < rk; t++) {
-                    double bv = bf16(h->b[t * n + j]);
-                    if (mpfr_mul_d(w.t[nt++], tx[i * rk + t], bv, MPFR_RNDN) != 0) {   /* exact: prec + 16 bits */
-                        st = MMP_ERR(MMP_STATUS_INTERNAL, "fused reference: T*B product not exact");
-                        goto done;
-                    }
-                    sr += stt[i * rk + t] * fabs(bv);
-                }
-            if (part == MMP_FUSED_PART_AFFINE) mpfr_set_flt(w.t[nt++], h->z[i * n + j], MPFR_RNDN);
-            if (part == MMP_FUSED_PART_AFFINE || part == MMP_FUSED_PART_FUSED) {
-                b = h->beta[j];
-                mpfr_set_flt(w.t[nt++], h->beta[j], MPFR_RNDN);
-            }
-            if ((st = sumws_sum(&w, nt)) != MMP_STATUS_OK) goto done;
-            r->want64[e] = mpfr_get_d(w.out, MPFR_RNDN);
-            r->want32[e] = mpfr_get_flt(w.out, MPFR_RNDN);
-            sq = up(sq, (double)ng);
-            sr = up(sr, (double)rk);
-            double eq = gQ * sq + (double)ng * TINY;
-            double er = (gT + gr + gT * gr) * sr + (Ke + rk) * TINY;
-            if (part == MMP_FUSED_PART_QGEMM) { r->budget[e] = eq; r->absq[e] = sq; }
-            if (part == MMP_FUSED_PART_LOWRANK) { r->budget[e] = er; r->absr[e] = sr; }
-            if (part == MMP_FUSED_PART_FUSED) {
-                r->absq[e] = sq;
-                r->absr[e] = sr;
-                r->budget[e] = up(eq + er + (2 * U32 + U32 * U32) * (sq + eq + sr + er) + U32 * fabs(b), 8) + 2 * TINY;
-            }
+    if (part != MMP_FUSED_PART_DECODE && part != MMP_FUSED_PART_DEQUANT) return MMP_STATUS_OK;
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t kk = 0; kk < k; kk++) {
+            double v = mmp_fused_int4(h->wq, j * k + kk);
+            if (part == MMP_FUSED_PART_DEQUANT) v *= mmp_fused_scale(h->sw, j * ng + kk / g, p->scale_format);
+            r->want64[j * k + kk] = v;
+            r->want32[j * k + kk] = (float)v;   /* exact: see the header */
         }
-done:
-    if (tx) {
-        for (int64_t i = 0; i < m * rk; i++) mpfr_clear(tx[i]);
-        free(tx);
+    *done = 1;
+    return MMP_STATUS_OK;
+}
+
+void ref_fused_consts_make(ref_fused_consts *c, const mmp_fused_problem *p)
+{
+    c->groups = p->k / p->group;
+    c->ke = (double)p->k + ceil(p->k / 4.0) + 1;
+    c->g_t = mmp_metrics_gamma(c->ke, mmp_metrics_unit_truncation(MMP_FORMAT_FP32, 0));
+    c->g_r = mmp_metrics_gamma((double)p->rank, U32);
+    c->g_q = mmp_metrics_gamma((double)c->groups, U32);
+}
+
+void ref_fused_budget(mmp_fused_ref *r, int64_t e, const ref_fused_consts *c, double sq, double sr, double b,
+                      double st)
+{
+    const double ng = (double)c->groups, rk = (double)r->p.rank;
+    if (r->part == MMP_FUSED_PART_DOWN) {
+        r->budget[e] = c->g_t * st + c->ke * TINY;
+        r->absr[e] = st;
+        return;
     }
-    free(stt);
-    sumws_clear(&w);
-    return st;
+    sq = ref_fused_enlarge(sq, ng);
+    sr = ref_fused_enlarge(sr, rk);
+    double eq = c->g_q * sq + ng * TINY;
+    double er = (c->g_t + c->g_r + c->g_t * c->g_r) * sr + (c->ke + rk) * TINY;
+    if (r->part == MMP_FUSED_PART_QGEMM) { r->budget[e] = eq; r->absq[e] = sq; }
+    if (r->part == MMP_FUSED_PART_LOWRANK) { r->budget[e] = er; r->absr[e] = sr; }
+    if (r->part == MMP_FUSED_PART_FUSED) {
+        r->absq[e] = sq;
+        r->absr[e] = sr;
+        r->budget[e] = ref_fused_enlarge(eq + er + (2 * U32 + U32 * U32) * (sq + eq + sr + er) + U32 * fabs(b), 8) +
+                       2 * TINY;
+    }
 }
 
 /* ---- host emulation of the kernels' order ---- */
-static float emul_q(const mmp_fused_host *h, int64_t i, int64_t j)
+typedef struct emul_job {
+    const mmp_fused_host *h;
+    mmp_fused_part part;
+    const int8_t *xq8, *wq8;   /* unpacked int4 (NULL for LOWRANK) */
+    const float *t;            /* T (M x r), NULL for QGEMM */
+    float *out;
+} emul_job;
+
+static float emul_q(const emul_job *J, int64_t i, int64_t j)
 {
-    const int64_t ng = h->p.k / h->p.group;
+    const mmp_fused_host *h = J->h;
+    const int64_t k = h->p.k, g = h->p.group, ng = k / g;
     float y = 0.0f;
     for (int64_t G = 0; G < ng; G++) {
         float s = (float)mmp_fused_scale(h->sx, i * ng + G, h->p.scale_format) *
                   (float)mmp_fused_scale(h->sw, j * ng + G, h->p.scale_format);
-        y = fmaf((float)group_dot(h, i, j, G), s, y);
+        y = fmaf((float)ref_fused_dot8(J->xq8 + i * k + G * g, J->wq8 + j * k + G * g, g), s, y);
     }
     return y;
+}
+
+/* mmp_parallel_fn: output rows [i0, i1) of QGEMM, LOWRANK or FUSED */
+static void emul_rows(void *ctx, int64_t i0, int64_t i1, int tid)
+{
+    (void)tid;
+    const emul_job *J = ctx;
+    const mmp_fused_host *h = J->h;
+    const int64_t n = h->p.n, rk = h->p.rank;
+    for (int64_t i = i0; i < i1; i++)
+        for (int64_t j = 0; j < n; j++) {
+            float q = J->part == MMP_FUSED_PART_LOWRANK ? 0.0f : emul_q(J, i, j);
+            float rr = 0.0f;
+            if (J->t)
+                for (int64_t c = 0; c < rk; c++) rr = fmaf(J->t[i * rk + c], (float)bf16(h->b[c * n + j]), rr);
+            float v = J->part == MMP_FUSED_PART_QGEMM ? q : J->part == MMP_FUSED_PART_LOWRANK ? rr : q + rr;
+            if (J->part == MMP_FUSED_PART_FUSED) v = v + h->beta[j];
+            J->out[i * n + j] = v;
+        }
 }
 
 mmp_status mmp_fused_emulate(void *y, const mmp_fused_host *h, mmp_fused_part part, const float *t_gpu)
@@ -301,18 +236,18 @@ mmp_status mmp_fused_emulate(void *y, const mmp_fused_host *h, mmp_fused_part pa
         free(t);
         return MMP_STATUS_OK;
     }
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            float q = part == MMP_FUSED_PART_LOWRANK ? 0.0f : emul_q(h, i, j);
-            float rr = 0.0f;
-            if (t)
-                for (int64_t c = 0; c < rk; c++) rr = fmaf(t[i * rk + c], (float)bf16(h->b[c * n + j]), rr);
-            float v = part == MMP_FUSED_PART_QGEMM ? q : part == MMP_FUSED_PART_LOWRANK ? rr : q + rr;
-            if (part == MMP_FUSED_PART_FUSED) v = v + h->beta[j];
-            out[i * n + j] = v;
-        }
-    free(t);
-    return MMP_STATUS_OK;
+    emul_job J = {h, part, NULL, NULL, t, out};
+    mmp_status st = MMP_STATUS_OK;
+    int8_t *xq8 = NULL, *wq8 = NULL;
+    if (part != MMP_FUSED_PART_LOWRANK &&
+        ((st = ref_fused_unpack(&xq8, h->xq, m, k)) != MMP_STATUS_OK || (st = ref_fused_unpack(&wq8, h->wq, n, k)) != MMP_STATUS_OK))
+        goto out;
+    J.xq8 = xq8;
+    J.wq8 = wq8;
+    mmp_parallel_for(mmp_parallel_threads(0), m, 1, emul_rows, &J);
+out:
+    free(xq8); free(wq8); free(t);
+    return st;
 }
 
 /* ---- comparison ---- */

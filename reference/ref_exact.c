@@ -7,8 +7,8 @@
  * Why it is exact. Every binary64 value is m 2^e with an integer 0 <= m < 2^53 and
  * -1074 <= e <= 971. A term alpha a b (or a b when alpha = 1) is then an integer of at most
  * 159 bits times 2^(ea + eb + ealpha) with ea + eb + ealpha >= -3222; beta c is at most 106
- * bits times 2^(>= -2148). The accumulator holds integers times 2^GRID_MIN (GRID_MIN = -3328)
- * in two's complement over NLIMB 64-bit limbs (up to 2^3327): a term's top bit is below
+ * bits times 2^(>= -2148). The accumulator holds integers times 2^REF_LACC_GRID_MIN (-3328)
+ * in two's complement over REF_LACC_NLIMB 64-bit limbs (up to 2^3327): a term's top bit is below
  * 2^(3 * 971 + 159) = 2^3072, and K <= 2^31 terms add at most 32 bits, so nothing overflows and
  * every addition is exact. Rounding to binary64 (nearest even, subnormals and overflow
  * included) reads the top 53 bits, the next bit and a sticky bit; the ternary value
@@ -32,154 +32,7 @@
 
 #include "mmaprobe/format.h"
 #include "ref_internal.h"
-
-#define GRID_MIN (-3328)
-#define NLIMB 104
-
-/* Two magnitude accumulators, one per sign, so that additions only carry (rarely far) and
- * never ripple a borrow through every limb when the running sum changes sign; w is their
- * difference in two's complement, made by acc_settle when the value is needed. */
-typedef struct {
-    uint64_t pos[NLIMB], neg[NLIMB];
-    uint64_t w[NLIMB];
-} longacc;
-
-/* |x| = m 2^e with an integer m < 2^53 (x finite). */
-static void decompose(double x, uint64_t *m, int *e)
-{
-    union { double d; uint64_t u; } v = {x};
-    uint64_t frac = v.u & ((1ull << 52) - 1);
-    int ex = (int)((v.u >> 52) & 0x7ff);
-    if (ex == 0) { *m = frac; *e = -1074; }
-    else { *m = frac | (1ull << 52); *e = ex - 1075; }
-}
-
-static void acc_clear(longacc *a) { memset(a->pos, 0, sizeof a->pos); memset(a->neg, 0, sizeof a->neg); }
-
-/* (negative ? neg : pos) += (v2 v1 v0) 2^(e - GRID_MIN), v < 2^192 */
-static void acc_add(longacc *a, int negative, uint64_t v0, uint64_t v1, uint64_t v2, int e)
-{
-    int off = e - GRID_MIN;
-    int q = off >> 6, s = off & 63;
-    uint64_t t[4];
-    if (s == 0) { t[0] = v0; t[1] = v1; t[2] = v2; t[3] = 0; }
-    else {
-        t[0] = v0 << s;
-        t[1] = (v1 << s) | (v0 >> (64 - s));
-        t[2] = (v2 << s) | (v1 >> (64 - s));
-        t[3] = v2 >> (64 - s);
-    }
-    uint64_t *w = negative ? a->neg : a->pos;
-    unsigned __int128 c = 0;
-    int l = q;
-    for (int i = 0; i < 4 && l < NLIMB; i++, l++) {
-        c += (unsigned __int128)w[l] + t[i];
-        w[l] = (uint64_t)c;
-        c >>= 64;
-    }
-    for (; c && l < NLIMB; l++) { c += w[l]; w[l] = (uint64_t)c; c >>= 64; }
-}
-
-/* The same for one 64-bit value (products of two narrow significands): two limbs. */
-static void acc_add1(longacc *a, int negative, uint64_t v, int e)
-{
-    int off = e - GRID_MIN;
-    int q = off >> 6, s = off & 63;
-    uint64_t t0 = v << s, t1 = s ? v >> (64 - s) : 0;
-    uint64_t *w = negative ? a->neg : a->pos;
-    uint64_t x = w[q] + t0, c = x < t0;
-    w[q] = x;
-    uint64_t y = w[q + 1] + t1, c2 = y < t1;
-    y += c;
-    c2 |= y < c;
-    w[q + 1] = y;
-    for (int l = q + 2; c2 && l < NLIMB; l++) c2 = ++w[l] == 0;
-}
-
-/* w = pos - neg (two's complement over NLIMB limbs: the magnitudes stay below 2^3200). */
-static void acc_settle(longacc *a)
-{
-    uint64_t borrow = 0;
-    for (int l = 0; l < NLIMB; l++) {
-        uint64_t x = a->pos[l], y = a->neg[l];
-        uint64_t d = x - y - borrow;
-        borrow = (x < y) || (x - y < borrow);
-        a->w[l] = d;
-    }
-}
-
-/* (x y) for x, y < 2^53 into two limbs; (x y) z into three. */
-static void mul2(uint64_t x, uint64_t y, uint64_t *p0, uint64_t *p1)
-{
-    unsigned __int128 p = (unsigned __int128)x * y;
-    *p0 = (uint64_t)p;
-    *p1 = (uint64_t)(p >> 64);
-}
-
-static void mul3(uint64_t x, uint64_t y, uint64_t z, uint64_t *p0, uint64_t *p1, uint64_t *p2)
-{
-    uint64_t a0, a1;
-    mul2(x, y, &a0, &a1);
-    unsigned __int128 lo = (unsigned __int128)a0 * z, hi = (unsigned __int128)a1 * z;
-    *p0 = (uint64_t)lo;
-    unsigned __int128 mid = (lo >> 64) + (uint64_t)hi;
-    *p1 = (uint64_t)mid;
-    *p2 = (uint64_t)(hi >> 64) + (uint64_t)(mid >> 64);
-}
-
-static int acc_bit(const longacc *a, int pos)   /* bit pos of the magnitude (0 below the grid) */
-{
-    if (pos < 0) return 0;
-    return (int)((a->w[pos >> 6] >> (pos & 63)) & 1);
-}
-
-static int acc_any_below(const longacc *a, int pos)   /* any bit set strictly below pos */
-{
-    if (pos <= 0) return 0;
-    int q = pos >> 6, s = pos & 63;
-    for (int l = 0; l < q; l++)
-        if (a->w[l]) return 1;
-    return s && (a->w[q] & ((1ull << s) - 1)) != 0;
-}
-
-/* RN64 of the accumulator's value (two's complement) and sign(d64 - X). 0 when X = 0. */
-static double acc_round(longacc *a, int *ternary, int *zero)
-{
-    int negative = (int)(a->w[NLIMB - 1] >> 63);
-    if (negative) {   /* magnitude: two's complement negation */
-        unsigned __int128 c = 1;
-        for (int l = 0; l < NLIMB; l++) {
-            c += (uint64_t)~a->w[l];
-            a->w[l] = (uint64_t)c;
-            c >>= 64;
-        }
-    }
-    int top = NLIMB - 1;
-    while (top >= 0 && a->w[top] == 0) top--;
-    *ternary = 0;
-    *zero = top < 0;
-    if (top < 0) return 0.0;
-    int msb = top * 64 + 63 - __builtin_clzll(a->w[top]);   /* bit index of the magnitude's top */
-    int e_msb = msb + GRID_MIN;
-    double mag;
-    int up = 0, inexact;
-    if (e_msb > 1023) {
-        mag = INFINITY;
-        inexact = 1;
-        up = 1;
-    } else {
-        int lsb_e = e_msb - 52 > -1074 ? e_msb - 52 : -1074;
-        int lsb = lsb_e - GRID_MIN;
-        uint64_t m = 0;
-        for (int p = msb; p >= lsb; p--) m = (m << 1) | (uint64_t)acc_bit(a, p);
-        int guard = acc_bit(a, lsb - 1), sticky = acc_any_below(a, lsb - 1);
-        inexact = guard || sticky;
-        if (guard && (sticky || (m & 1))) { m++; up = 1; }
-        mag = ldexp((double)m, lsb_e);   /* exact, or +Inf past the largest double */
-    }
-    if (inexact) *ternary = (up ? 1 : -1) * (negative ? -1 : 1);
-    return negative ? -mag : mag;
-}
+#include "ref_longacc.h"
 
 int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, int64_t j)
 {
@@ -197,9 +50,9 @@ int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, i
     int pa = ref_format_bits(g->a), pb = ref_format_bits(g->b);
     int narrow = mmp_format_get_info(g->a)->is_float && mmp_format_get_info(g->b)->is_float && pa <= 26 && pb <= 26;
     int sha = narrow ? 53 - pa : 0, shb = narrow ? 53 - pb : 0;
-    if (use_alpha) decompose(alpha, &ma, &ealpha);
-    longacc acc;
-    acc_clear(&acc);
+    if (use_alpha) ref_lacc_decompose(alpha, &ma, &ealpha);
+    ref_lacc acc;
+    ref_lacc_clear(&acc);
     int s = REF_CLS_FINITE;
     int all_neg_zero = K > 0;
     for (int64_t k = 0; k < K; k++) {
@@ -214,28 +67,28 @@ int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, i
         if (s != REF_CLS_FINITE) continue;   /* the value is no longer finite: skip the arithmetic */
         uint64_t mx, my, p0, p1, p2 = 0;
         int ex, ey;
-        decompose(x, &mx, &ex);
-        decompose(y, &my, &ey);
+        ref_lacc_decompose(x, &mx, &ex);
+        ref_lacc_decompose(y, &my, &ey);
         int neg = signbit(x) != signbit(y);
         if (narrow && !use_alpha) {
-            acc_add1(&acc, neg, (mx >> sha) * (my >> shb), ex + ey + sha + shb);
+            ref_lacc_add1(&acc, neg, (mx >> sha) * (my >> shb), ex + ey + sha + shb);
         } else if (use_alpha) {
-            mul3(mx, my, ma, &p0, &p1, &p2);
+            ref_lacc_mul3(mx, my, ma, &p0, &p1, &p2);
             neg ^= signbit(alpha) != 0;
-            acc_add(&acc, neg, p0, p1, p2, ex + ey + ealpha);
+            ref_lacc_add(&acc, neg, p0, p1, p2, ex + ey + ealpha);
         } else {
-            mul2(mx, my, &p0, &p1);
-            acc_add(&acc, neg, p0, p1, 0, ex + ey);
+            ref_lacc_mul2(mx, my, &p0, &p1);
+            ref_lacc_add(&acc, neg, p0, p1, 0, ex + ey);
         }
     }
     /* Is S an exact zero (and its sign: -0 only when every product is -0, as mpfr_sum), and
      * S's sign otherwise (the accumulator holds alpha S when use_alpha). */
     int s_zero = 0, acc_neg = 0;
     if (s == REF_CLS_FINITE) {
-        acc_settle(&acc);
-        acc_neg = (int)(acc.w[NLIMB - 1] >> 63);   /* two's complement sign (S may round to -0) */
+        ref_lacc_settle(&acc);
+        acc_neg = (int)(acc.w[REF_LACC_NLIMB - 1] >> 63);   /* two's complement sign (S may round to -0) */
         s_zero = 1;
-        for (int l = 0; l < NLIMB && s_zero; l++) s_zero = acc.w[l] == 0;
+        for (int l = 0; l < REF_LACC_NLIMB && s_zero; l++) s_zero = acc.w[l] == 0;
     }
     int x = s;
     int x_neg_zero = all_neg_zero;   /* X's sign when X is an exact zero */
@@ -244,7 +97,7 @@ int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, i
         int s_neg = s_zero ? all_neg_zero : (use_alpha ? acc_neg != (signbit(alpha) != 0) : acc_neg);
         if (x == REF_CLS_FINITE && isinf(alpha) && !s_zero)   /* Inf times a finite nonzero S */
             x = (signbit(alpha) != 0) == s_neg ? REF_CLS_PINF : REF_CLS_NINF;
-        if (x == REF_CLS_FINITE && alpha == 0.0) acc_clear(&acc);   /* 0 S: a signed zero */
+        if (x == REF_CLS_FINITE && alpha == 0.0) ref_lacc_clear(&acc);   /* 0 S: a signed zero */
         x_neg_zero = s_neg != (signbit(alpha) != 0);   /* sign of alpha S (used when it is 0) */
         if (g->beta != 0.0) {
             double c = d->c64[i * d->n + j], beta = g->beta;
@@ -255,10 +108,10 @@ int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, i
                 } else {
                     uint64_t mb, mc, p0, p1;
                     int eb, ec;
-                    decompose(beta, &mb, &eb);
-                    decompose(c, &mc, &ec);
-                    mul2(mb, mc, &p0, &p1);
-                    acc_add(&acc, signbit(beta) != signbit(c), p0, p1, 0, eb + ec);
+                    ref_lacc_decompose(beta, &mb, &eb);
+                    ref_lacc_decompose(c, &mc, &ec);
+                    ref_lacc_mul2(mb, mc, &p0, &p1);
+                    ref_lacc_add(&acc, signbit(beta) != signbit(c), p0, p1, 0, eb + ec);
                     x_neg_zero = 0;   /* a nonzero term: a sum that cancels is +0 */
                 }
             }
@@ -269,8 +122,8 @@ int ref_exact_element(double *d64, double *dout, const ref_data *d, int64_t i, i
     if (x != REF_CLS_FINITE) r = x == REF_CLS_NAN ? NAN : (x == REF_CLS_PINF ? INFINITY : -INFINITY);
     else {
         int z;
-        acc_settle(&acc);
-        r = acc_round(&acc, &t, &z);
+        ref_lacc_settle(&acc);
+        r = ref_lacc_round(&acc, &t, &z);
         if (z) r = x_neg_zero ? -0.0 : 0.0;
     }
     *d64 = r;

@@ -17,7 +17,7 @@
  *   ref_cert_finish.c, ref_integer.c   decisions of the certified path; exact integer GEMMs
  *   ref_plan.c                      the plan: slices, slice pairs, remainder mode (ref_plan.h)
  *   ref_mpfr_native.c               MPFR for elements of the native operands
- *   ref_exact.c                     the exact long accumulator; NaN/Inf elements
+ *   ref_exact.c                     exact elements (ref_longacc.h: the long accumulator); NaN/Inf
  *   ref_mpfr.c                      MPFR on loaded data
  *   ref_base.c, ref_absbound.c      loading, results, rounding decisions; the |A||B| bound
  *   ref_alloc.c                     large arrays

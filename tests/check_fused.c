@@ -15,6 +15,7 @@
 #include "mmaprobe/gemm.h"
 #include "mmaprobe/reference.h"
 #include "mmaprobe/runner.h"
+#include "reference/fused_internal.h"
 #include "tests/check_main.h"
 
 static mmp_fused_problem prob(int64_t m, int64_t n, int64_t k, int g, int r, mmp_format sf)
@@ -143,6 +144,90 @@ START_TEST(test_ref_affine_correctly_rounded)
             ck_assert(r.budget[i * p.n + j] == 0);
         }
     mmp_fused_ref_clear(&r);
+    mmp_fused_host_clear(&h);
+}
+END_TEST
+
+/* The long-accumulator reference (mmp_fused_ref_compute) and the MPFR oracle agree bit for bit
+ * (results, signs of zeros, budgets) on friendly and hostile data: 0, 1 quantised normal data
+ * (fp16, bf16 scales); 2 every finite bf16 and fp16/bf16 scale bit pattern (exponents over the
+ * whole range, subnormals, negative scales); 3 mostly signed zeros and exact cancellations;
+ * 4 wide data with one huge entry per row (T* needs many binary64 pieces). */
+static uint16_t finite_bits(mmp_rng_stream *s, mmp_format f)
+{
+    for (;;) {
+        uint16_t b = (uint16_t)mmp_rng_stream_u64(s);
+        if (isfinite(mmp_format_decode(b, f))) return b;
+    }
+}
+
+static void hostile_fill(mmp_fused_host *h, int kind)
+{
+    const mmp_fused_problem *p = &h->p;
+    const int64_t ng = p->k / p->group;
+    mmp_rng_stream s;
+    mmp_rng_stream_init(&s, mmp_check_seed, 77 + (uint64_t)kind);
+    const uint16_t zero_bits[4] = {0x0000, 0x8000, 0x3F80, 0xBF80};   /* bf16 +0, -0, 1, -1 */
+    for (int64_t t = 0; t < p->m * p->k; t++) {
+        h->x[t] = kind == 3 ? zero_bits[mmp_rng_stream_u64(&s) % (t / p->k % 3 ? 4 : 2)] : finite_bits(&s, MMP_FORMAT_BF16);
+        if (kind == 4) h->x[t] = (uint16_t)((h->x[t] & 0x807F) | (t % p->k == 0 ? 0x7E00 : 0x0080 + (t % 7) * 0x0080));
+    }
+    for (int64_t t = 0; t < p->k * p->rank; t++)
+        h->a[t] = kind == 3 ? zero_bits[mmp_rng_stream_u64(&s) % 2 * 2 + (t & 1)] : finite_bits(&s, MMP_FORMAT_BF16);
+    for (int64_t t = 0; t < p->rank * p->n; t++)
+        h->b[t] = kind == 3 ? zero_bits[mmp_rng_stream_u64(&s) % 4] : finite_bits(&s, MMP_FORMAT_BF16);
+    for (int64_t t = 0; t < p->m * ng; t++) h->sx[t] = finite_bits(&s, p->scale_format);
+    for (int64_t t = 0; t < p->n * ng; t++) h->sw[t] = finite_bits(&s, p->scale_format);
+    for (int64_t t = 0; t < p->n; t++) {
+        uint32_t u = (uint32_t)mmp_rng_stream_u64(&s);
+        float f;
+        memcpy(&f, &u, 4);
+        h->beta[t] = kind == 3 ? (t & 1 ? -0.0f : 0.0f) : isfinite(f) ? f : 1.0f;
+    }
+    for (int64_t t = 0; t < p->m * p->n; t++) {
+        uint32_t u = (uint32_t)mmp_rng_stream_u64(&s);
+        float f;
+        memcpy(&f, &u, 4);
+        h->z[t] = kind == 3 ? (t % 3 ? -h->beta[t % p->n] : h->beta[t % p->n]) : isfinite(f) ? f : -1.0f;
+    }
+}
+
+static void same_bits(const void *a, const void *b, size_t bytes, const char *what, int part, int kind)
+{
+    ck_assert_msg(memcmp(a, b, bytes) == 0, "%s of part %s differ (data kind %d)", what,
+                  mmp_fused_part_name((mmp_fused_part)part), kind);
+}
+
+START_TEST(test_ref_exact_vs_mpfr)
+{
+    const int kind = _i;
+    mmp_fused_problem p = prob(12, 10, 256, 64, 6, kind == 0 || kind == 4 ? MMP_FORMAT_FP16 : MMP_FORMAT_BF16);
+    mmp_fused_host h;
+    ck_assert_int_eq(mmp_fused_host_init(&h, &p), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_fused_host_fill(&h, mmp_check_seed), MMP_STATUS_OK);
+    if (kind >= 2) hostile_fill(&h, kind);
+    int64_t zeros = 0, neg_zeros = 0;
+    for (int part = MMP_FUSED_PART_QGEMM; part < MMP_FUSED_PART_COUNT_; part++) {
+        mmp_fused_ref fast, slow;
+        mmp_fused_ref_init(&fast);
+        mmp_fused_ref_init(&slow);
+        ck_assert_msg(mmp_fused_ref_compute(&fast, &h, (mmp_fused_part)part) == MMP_STATUS_OK, "%s", mmp_error_last());
+        ck_assert_msg(ref_fused_compute_mpfr(&slow, &h, (mmp_fused_part)part) == MMP_STATUS_OK, "%s", mmp_error_last());
+        const size_t n = (size_t)(fast.rows * fast.cols);
+        same_bits(fast.want64, slow.want64, n * 8, "want64", part, kind);
+        same_bits(fast.want32, slow.want32, n * 4, "want32", part, kind);
+        same_bits(fast.budget, slow.budget, n * 8, "budget", part, kind);
+        same_bits(fast.absq, slow.absq, n * 8, "absq", part, kind);
+        same_bits(fast.absr, slow.absr, n * 8, "absr", part, kind);
+        for (size_t e = 0; e < n; e++) {
+            zeros += fast.want64[e] == 0.0;
+            neg_zeros += fast.want64[e] == 0.0 && signbit(fast.want64[e]);
+        }
+        mmp_fused_ref_clear(&fast);
+        mmp_fused_ref_clear(&slow);
+    }
+    if (kind == 3) ck_assert_msg(zeros > 50 && neg_zeros > 5, "kind 3 makes %lld zeros, %lld of them -0",
+                                 (long long)zeros, (long long)neg_zeros);
     mmp_fused_host_clear(&h);
 }
 END_TEST
@@ -307,6 +392,7 @@ static Suite *fused_suite(void)
     tcase_add_test(tr, test_ref_down_vs_certified_gemm);
     tcase_add_test(tr, test_ref_affine_correctly_rounded);
     tcase_add_test(tr, test_compare_catches_poison);
+    tcase_add_loop_test(tr, test_ref_exact_vs_mpfr, 0, 5);
     tcase_add_loop_test(tr, test_emulation_within_budget, 0, 8);
     tcase_add_loop_test(tr, test_mutants_caught, 0, MUT_COUNT);
     suite_add_tcase(s, tr);

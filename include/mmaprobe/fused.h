@@ -15,7 +15,7 @@
  *   mmp_fused_host h; mmp_fused_host_init(&h, &p);                  // host operands
  *   mmp_fused_host_fill(&h, seed);                                    // quantises a random X
  *   mmp_fused_ref r; mmp_fused_ref_init(&r, &p);
- *   mmp_fused_ref_compute(&r, &h, MMP_FUSED_PART_FUSED);              // exact, MPFR
+ *   mmp_fused_ref_compute(&r, &h, MMP_FUSED_PART_FUSED);              // exact, then rounded
  *   mmp_fused_emulate(y, &h, MMP_FUSED_PART_FUSED, NULL);              // kernel order, host
  *   mmp_fused_budget_elem(&ref, i, j, part);                           // allowed |err| of (i,j)
  *   size_t n; const mmp_fused_op *ops = mmp_fused_ops(&n);             // the CUDA kernels
@@ -119,7 +119,7 @@ typedef struct mmp_fused_snr { double snr_db, snr_bound_db, max_err_over_half_st
 mmp_status mmp_fused_roundtrip(mmp_fused_snr *out, const double *v, int64_t rows, int64_t k,
                                int32_t group, mmp_format scale_format);
 
-/* ---- exact reference and budgets (reference/fused_ref.c) ---- */
+/* ---- exact reference and budgets (reference/fused_ref.c, fused_exact.c) ---- */
 typedef struct mmp_fused_ref {
     mmp_fused_problem p;
     mmp_fused_part part;
@@ -131,8 +131,8 @@ typedef struct mmp_fused_ref {
 } mmp_fused_ref;
 void mmp_fused_ref_init(mmp_fused_ref *r);
 void mmp_fused_ref_clear(mmp_fused_ref *r);
-/* Computes the exact part with MPFR (every sum exact: mpfr_sum's ternary is checked to be 0),
- * rounds it once, and each element's budget. */
+/* Computes the exact part (every sum exact in a long accumulator, on every core; MPFR for
+ * non-finite operands, and as the tests' oracle), rounds it once, and each element's budget. */
 mmp_status mmp_fused_ref_compute(mmp_fused_ref *r, const mmp_fused_host *h, mmp_fused_part part);
 /* The host emulation of the kernels' arithmetic order (fp32, fmaf). DOWN is computed in a plain
  * fp32 fmaf order (the hardware's is unknown); t_gpu (M x r, or NULL) replaces it in LOWRANK and
