@@ -33,10 +33,11 @@
  *     applied with TwoProd (ref_finish). So X lies in [sh + sl - E, sh + sl + E].
  *  7. Decision (ref_decide in ref_base.c). E = 0: X = sh + sl exactly, d64 = sh, dout from
  *     d64 and the sign of sl (mmp_ref_round_out). E > 0: with W >= |sl| + E, if W is below
- *     half an ulp of sh on both sides then RN64(X) = sh; nearest rounding to the output format
- *     is monotone, so if RN_fmt(sh - W) = RN_fmt(sh + W) (endpoints rounded outward) that is
- *     RN_fmt(X). Otherwise — and for exact zeros (their sign needs every term), |sh| outside
- *     [2^-960, 2^1000], NaN/Inf anywhere in the row, column, C, alpha or beta — MPFR.
+ *     half an ulp of sh on both sides then RN64(X) = sh (and that is the fp64 output); nearest
+ *     rounding to a narrower output format is monotone, so if RN_fmt(sh - W) = RN_fmt(sh + W)
+ *     (endpoints rounded outward) that is RN_fmt(X). Otherwise — and for exact zeros (their
+ *     sign needs every term), |sh| below 2^-960 (the error terms may underflow), NaN/Inf
+ *     anywhere in the row, column, C, alpha or beta — the dot stage, the exact evaluator, MPFR.
  * Integer inputs with integer alpha/beta take ref_integer.c first (exact int64).
  */
 #include <math.h>

@@ -130,6 +130,7 @@ void ref_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, 
         p->drop_a = p->drop_b = 0;
         if (ref_plan_triangle(p)) p->sparse = 0;
     } else if (!p->sparse && o->slices <= 0 && smp && ns > 0) {
+        if (ref_format_bits(g->a) > 26 || ref_format_bits(g->b) > 26) w_dot *= REF_W_DOT_TWOPROD;
         choose_levels(p, va, vb, smp, ns, w_dot, k);
     }
     p->nnz_a = p->nnz_b = 0;   /* the remainders after the slices used */

@@ -33,12 +33,15 @@
 #include "ref_internal.h"
 
 #define REF_SMAX 8        /* slices per operand at most */
-#define REF_TRI_MAX 7     /* triangles of 3 .. REF_TRI_MAX levels are weighed */
+#define REF_TRI_MAX 9     /* triangles of 3 .. REF_TRI_MAX levels are weighed (S = L - 1 <= REF_SMAX) */
 #define REF_NSAMPLE 2048  /* sampled elements for the choice */
 /* The dot stage's cost for every element in DGEMMs (w_dot): on the device (ref_cuda2.cu, and
  * its host model), and on host threads (ref_certified.c). */
 #define REF_DEVICE_W_DOT 40.0
 #define REF_HOST_W_DOT 12.0
+/* ... times this when a product is not a double (fp64, int32 inputs): TwoProd and two TwoSums
+ * per product, no vector path (bench_reference, fp64 wide data: ~300 DGEMMs on host threads) */
+#define REF_W_DOT_TWOPROD 25.0
 
 /* Per vector (a row of A, a column of B): what the plan and the bound read. */
 typedef struct ref_vstats {

@@ -68,7 +68,7 @@ REF_HD int ref_decide_hd(double *d64, double *dout, double sh, double sl, double
     if (!f->storage_bits || !(E >= 0.0) || isinf(E)) return 0;
     double a = fabs(sh);
     /* exact zeros (their sign needs every term), tiny and huge values: MPFR decides. */
-    if (!(a >= 0x1p-960 && a <= 0x1p1000)) return 0;
+    if (!(a >= 0x1p-960 && a <= 0x1.fffffffffffffp1023)) return 0;
     if (E == 0.0 && f->is_float) {
         *d64 = sh;   /* sh = RN(sh + sl) = RN(X) */
         *dout = ref_round_out_hd(sh, sl > 0 ? -1 : (sl < 0 ? 1 : 0), f);
@@ -79,6 +79,10 @@ REF_HD int ref_decide_hd(double *d64, double *dout, double sh, double sl, double
     double hu_up = (nextafter(sh, INFINITY) - sh) * 0.5;   /* exact: ulps are powers of 2 */
     double hu_dn = (sh - nextafter(sh, -INFINITY)) * 0.5;
     if (!(W < hu_up && W < hu_dn)) return 0;
+    if (f->id == MMP_FORMAT_FP64) {   /* X strictly inside sh's rounding interval: RN64(X) = sh */
+        *d64 = sh; *dout = sh;
+        return 1;
+    }
     /* d64 = sh. For f: lo <= sh - W and hi >= sh + W (one step out covers the rounding of the
      * subtraction), and nearest rounding is monotone. */
     double lo = W == 0.0 ? sh : nextafter(sh - W, -INFINITY);
