@@ -96,6 +96,7 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
             return BAD("unknown option '%s' for list (--suite, --filter, --mutants, --plugin)", o);
         } else if (!strcmp(o, "--no-isolate")) a->o.isolate = 0;
         else if (!strcmp(o, "--no-prefork")) a->o.prefork = 0;
+        else if (!strcmp(o, "--require-device")) a->require_device = 1;
         else if (!strcmp(o, "--tolerance")) {
             NEED();
             if (mmp_tolerance_from_name(&a->o.tol.mode, v) != MMP_STATUS_OK)

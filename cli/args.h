@@ -31,6 +31,7 @@ typedef struct mmp_validate_args {
     const char *plugins[MMP_MAX_PLUGINS];
     int n_plugins;
     const char *sanitize;          /* memcheck|racecheck|initcheck|synccheck, or NULL */
+    int require_device;            /* --require-device: exit 3 unless a device kernel's case ran */
     mmp_runner_options o;
 } mmp_validate_args;
 
@@ -85,6 +86,7 @@ typedef struct mmp_doc_args {
     mmp_report_format format;      /* report --format */
     int markdown;                  /* diff --format md */
     double max_ratio_growth;       /* diff --max-ratio-growth (>= 1) */
+    int allow_missing, allow_skip; /* diff --allow-missing, --allow-skip */
     const char **inputs;           /* the run documents named, in order (mmp_doc_args_free) */
     size_t n_inputs;               /* report: 1, diff: 2, merge: >= 1 */
 } mmp_doc_args;

@@ -237,6 +237,10 @@ static mmp_status doc_parse(mmp_doc_args *a, int cmd, int argc, char **argv)
         } else if (cmd == DIFF && (v = opt_value(argc, argv, &i, "--max-ratio-growth"))) {
             if (mmp_parse_finite(&a->max_ratio_growth, v) || a->max_ratio_growth < 1)
                 return BAD("--max-ratio-growth needs a finite factor >= 1: %s", v);
+        } else if (cmd == DIFF && !strcmp(argv[i], "--allow-missing")) {
+            a->allow_missing = 1;
+        } else if (cmd == DIFF && !strcmp(argv[i], "--allow-skip")) {
+            a->allow_skip = 1;
         } else if ((v = opt_value(argc, argv, &i, "-o")) || (cmd != DIFF && (v = opt_value(argc, argv, &i, "--output")))) {
             if (!*v) return BAD("-o needs a file name");
             a->output = v;

@@ -34,6 +34,7 @@ int mmp_cli_merge(int argc, char **argv);
 /* Shared by report, diff and merge (cli/common.c). */
 int mmp_cli_fail(mmp_status st, const char *cmd);                      /* prints, returns the exit code */
 int mmp_cli_doc_usage(const char *cmd, const char *msg, const char *arg);  /* prints, returns 2 */
+int mmp_cli_doc_help(const char *cmd, const char *what);   /* --help: usage on stdout, returns 0 */
 mmp_status mmp_cli_load_run(mmp_run *run, const char *path);           /* .json, or .jsonl (partial) */
 const char *mmp_cli_opt_value(int argc, char **argv, int *i, const char *name);
 /* write(out, ctx) to path atomically (a regular file only: core/fileio.c), or to stdout when

@@ -15,16 +15,32 @@ int mmp_cli_fail(mmp_status st, const char *cmd)
     return mmp_status_exit_code(st);
 }
 
+static void doc_usage_line(FILE *f, const char *cmd)
+{
+    if (strcmp(cmd, "report") == 0)
+        fprintf(f, "usage: mmaprobe report RUN.json [--format text|md|junit|html] [-o FILE]\n");
+    else if (strcmp(cmd, "diff") == 0)
+        fprintf(f, "usage: mmaprobe diff BASE.json NEW.json [--max-ratio-growth X] [--allow-missing] [--allow-skip]\n"
+                   "                    [--format text|md] [-o FILE]\n"
+                   "  exit 1 on a regression: a new FAIL/ERROR, |err|/bound grown past the factor (2), a base\n"
+                   "  case missing from NEW (--allow-missing allows it), a PASS now skipped (--allow-skip)\n");
+    else
+        fprintf(f, "usage: mmaprobe merge A.json B.json ... -o ALL.json\n"
+                   "  shards of one --shard i/N run; a missing shard makes the merged run incomplete\n");
+}
+
 int mmp_cli_doc_usage(const char *cmd, const char *msg, const char *arg)
 {
     fprintf(stderr, "mmaprobe %s: %s%s%s\n", cmd, msg, arg ? ": " : "", arg ? arg : "");
-    if (strcmp(cmd, "report") == 0)
-        fprintf(stderr, "usage: mmaprobe report RUN.json [--format text|md|junit|html] [-o FILE]\n");
-    else if (strcmp(cmd, "diff") == 0)
-        fprintf(stderr, "usage: mmaprobe diff BASE.json NEW.json [--max-ratio-growth X] [--format text|md] [-o FILE]\n");
-    else
-        fprintf(stderr, "usage: mmaprobe merge A.json B.json ... -o ALL.json\n");
+    doc_usage_line(stderr, cmd);
     return MMP_EXIT_USAGE;
+}
+
+int mmp_cli_doc_help(const char *cmd, const char *what)
+{
+    printf("mmaprobe %s: %s\n", cmd, what);
+    doc_usage_line(stdout, cmd);
+    return MMP_EXIT_PASS;
 }
 
 static int ends_with(const char *s, const char *suffix)

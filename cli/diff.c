@@ -1,6 +1,8 @@
-/* diff.c — `mmaprobe diff BASE.json NEW.json [--max-ratio-growth X] [--format text|md] [-o FILE]`:
- * regressions of NEW against BASE. Exit 1 on a regression; 2 for usage errors and malformed or
- * mismatched inputs, 3 when the output cannot be written. */
+/* diff.c — `mmaprobe diff BASE.json NEW.json [--max-ratio-growth X] [--allow-missing]
+ * [--allow-skip] [--format text|md] [-o FILE]`: regressions of NEW against BASE (mmp_report_diff:
+ * new failures, worse ratios, and by default missing cases and PASS -> SKIP). Exit 1 on a
+ * regression; 2 for usage errors and malformed or mismatched inputs, 3 when the output cannot
+ * be written. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -29,11 +31,10 @@ int mmp_cli_diff(int argc, char **argv)
         return mmp_cli_doc_usage("diff", mmp_error_last(), NULL);
     if (a.help) {
         mmp_doc_args_free(&a);
-        mmp_cli_doc_usage("diff", "compare two run documents", NULL);
-        return MMP_EXIT_PASS;
+        return mmp_cli_doc_help("diff", "compare two run documents");
     }
     const char *paths[2] = {a.inputs[0], a.inputs[1]}, *outp = a.output;
-    mmp_diff_options opt = {a.max_ratio_growth, a.markdown};
+    mmp_diff_options opt = {a.max_ratio_growth, a.markdown, a.allow_missing, a.allow_skip};
     mmp_doc_args_free(&a);
     mmp_status st = outp ? mmp_file_check_writable(outp) : MMP_STATUS_OK;   /* before the work */
     if (st != MMP_STATUS_OK) return mmp_cli_fail(st, "diff");

@@ -16,8 +16,7 @@ int mmp_cli_merge(int argc, char **argv)
         return mmp_cli_doc_usage("merge", mmp_error_last(), NULL);
     if (a.help) {
         mmp_doc_args_free(&a);
-        mmp_cli_doc_usage("merge", "join shards' run documents", NULL);
-        return MMP_EXIT_PASS;
+        return mmp_cli_doc_help("merge", "join shards' run documents");
     }
     const char *outp = a.output;
     const char **names = a.inputs;   /* owned here from now on: freed below */
@@ -40,8 +39,9 @@ int mmp_cli_merge(int argc, char **argv)
     if (st == MMP_STATUS_OK) {
         int64_t counts[MMP_VERDICT_COUNT_];
         mmp_report_counts(&out, counts);
-        fprintf(stderr, "mmaprobe merge: %zu runs, %zu cases (%lld FAIL, %lld ERROR) -> %s\n", n, out.n_cases,
-                (long long)counts[MMP_VERDICT_FAIL], (long long)counts[MMP_VERDICT_ERROR], outp);
+        fprintf(stderr, "mmaprobe merge: %zu runs, %zu cases (%lld FAIL, %lld ERROR) -> %s%s%s\n", n, out.n_cases,
+                (long long)counts[MMP_VERDICT_FAIL], (long long)counts[MMP_VERDICT_ERROR], outp,
+                out.complete ? "" : "; INCOMPLETE: ", out.complete ? "" : out.interrupted_by);
     }
     mmp_run_clear(&out);
     for (size_t i = 0; i < loaded; i++) mmp_run_clear(&runs[i]);

@@ -28,8 +28,7 @@ int mmp_cli_report(int argc, char **argv)
         return mmp_cli_doc_usage("report", mmp_error_last(), NULL);
     if (a.help) {
         mmp_doc_args_free(&a);
-        mmp_cli_doc_usage("report", "render a run document", NULL);
-        return MMP_EXIT_PASS;
+        return mmp_cli_doc_help("report", "render a run document");
     }
     const char *in = a.inputs[0], *outp = a.output;
     mmp_report_format fmt = a.format;

@@ -4,10 +4,12 @@
  *                     [--tolerance bound|probabilistic|bitwise] [--atol X] [--rtol X] [--ulps N]
  *                     [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate] [--no-prefork]
  *                     [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]
+ *                     [--require-device]
  *
  * Exit: 0 all PASS/SKIP, 1 a FAIL or ERROR, 2 usage/input (bad option, suite file, plugin, no
  * case matching), 3 environment (unwritable output — checked before any case runs —, a write
- * failing during the run, e.g. a full disk; no device when nothing could run; --sanitize
+ * failing during the run, e.g. a full disk; no device when nothing could run; with
+ * --require-device, no case of a device kernel that ran (PASS, FAIL or ERROR); --sanitize
  * without compute-sanitizer when everything else passed; no descriptor or process left to
  * start a kernel's child: the report is then partial), 4 internal.
  * Results finished before a fault are kept: the JSON-lines file holds whole lines only, and
@@ -128,6 +130,7 @@ static void usage_validate(void)
            "         [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate] [--no-prefork]\n"
            "         [--host-max-log2-work N]  (host kernels: skip cases above 2^N multiply-adds; 30)\n"
            "         [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]\n"
+           "         [--require-device]  (exit 3 unless a device kernel's case ran: a CI gate on a GPU runner)\n"
            "  --filter takes a comma-separated list of globs on case IDs; '!GLOB' excludes ('*,!host_*').\n"
            "  runs every case (each kernel in its own process, the next one started and its CUDA\n"
            "  context created while the current kernel runs), writes RUN.json (and RUN.json.jsonl\n"
@@ -229,6 +232,16 @@ int mmp_cli_validate(int argc, char **argv)
     if (st != MMP_STATUS_OK) {
         fprintf(stderr, "mmaprobe validate: %s\n", mmp_error_last());
         exit_code = mmp_status_exit_code(st);   /* out of descriptors or processes: 3 */
+    }
+    if (c.require_device && !stop_flag) {
+        size_t ran = 0;
+        for (size_t i = 0; i < n; i++)
+            ran += cases[i].kernel && cases[i].kernel->where == MMP_KERNEL_DEVICE && res[i].verdict != MMP_VERDICT_SKIP;
+        if (!ran) {
+            fprintf(stderr, "mmaprobe validate: --require-device: no case of a device kernel ran (%s)\n",
+                    env.no_device_reason[0] ? env.no_device_reason : "every device case was skipped or filtered out");
+            if (exit_code == MMP_EXIT_PASS || exit_code == MMP_EXIT_FAIL) exit_code = MMP_EXIT_ENVIRONMENT;
+        }
     }
     if (ps.write_error[0]) {
         fprintf(stderr, "mmaprobe validate: %s\n", ps.write_error);

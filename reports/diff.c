@@ -5,8 +5,10 @@
  *   - a case with a PASS or FAIL verdict in both runs whose worst |err|/deterministic bound
  *     (metrics.max_ratio_det) grew by more than the factor max_ratio_growth (a NaN ratio
  *     where the base had a number counts as growth).
- * Listed but not regressions: fixed cases, cases missing from the new run, new passing cases,
- * PASS cases now skipped (a warning: a skip can hide a regression).
+ *   - a base case missing from the new run (unless allow_missing);
+ *   - a PASS case now skipped (unless allow_skip: a skip can hide a regression, and a run
+ *     without its GPU skips every device case).
+ * Listed but not regressions: fixed cases, new passing cases, and what is allowed.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -85,6 +87,7 @@ mmp_status mmp_report_diff(FILE *out, size_t *regressions, const mmp_run *base, 
 {
     double growth = opt && opt->max_ratio_growth > 0 ? opt->max_ratio_growth : 2.0;
     int md = opt && opt->markdown;
+    int allow_missing = opt && opt->allow_missing, allow_skip = opt && opt->allow_skip;
     *regressions = 0;
     if (!(growth >= 1.0) || !isfinite(growth))
         return MMP_ERR(MMP_STATUS_INVALID, "--max-ratio-growth must be a finite factor >= 1 (got %g)", growth);
@@ -94,7 +97,8 @@ mmp_status mmp_report_diff(FILE *out, size_t *regressions, const mmp_run *base, 
     /* two passes: count, then print grouped */
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
-            size_t reg = count[D_NEW_FAIL] + count[D_WORSE];
+            size_t reg = count[D_NEW_FAIL] + count[D_WORSE] + (allow_missing ? 0 : count[D_MISSING]) +
+                         (allow_skip ? 0 : count[D_NOW_SKIPPED]);
             *regressions = reg;
             if (md) fprintf(out, "## mmaprobe diff: %s\n\n", reg ? "❌ regressions" : "✅ no regression");
             else fprintf(out, "mmaprobe diff: %s\n", reg ? "REGRESSION" : "no regression");
@@ -102,6 +106,9 @@ mmp_status mmp_report_diff(FILE *out, size_t *regressions, const mmp_run *base, 
                          "%zu fixed, %zu missing, %zu newly skipped, %zu new cases%s\n",
                     md ? "" : "  ", base->n_cases, cur->n_cases, count[D_NEW_FAIL], count[D_WORSE], growth,
                     count[D_FIXED], count[D_MISSING], count[D_NOW_SKIPPED], fresh, md ? "\n" : "");
+            if (!cur->complete)
+                fprintf(out, "%snote: the new run is incomplete (%s)\n%s", md ? "> " : "  ",
+                        cur->interrupted_by[0] ? cur->interrupted_by : "partial", md ? "\n" : "");
             if (strcmp(base->env.gpu, cur->env.gpu) != 0 || base->env.cc_major != cur->env.cc_major) {
                 fprintf(out, "%snote: the runs are from different GPUs (", md ? "> " : "  ");
                 if (md) { mmp_md_escape(out, base->env.gpu); fputs(" vs ", out); mmp_md_escape(out, cur->env.gpu); }
@@ -112,7 +119,12 @@ mmp_status mmp_report_diff(FILE *out, size_t *regressions, const mmp_run *base, 
         }
         for (int kind = 0; kind < D_KINDS; kind++) {
             if (pass == 1 && count[kind] == 0) continue;
-            if (pass == 1) fprintf(out, md ? "### %s (%zu)\n\n" : "%s (%zu):\n", titles[kind], count[kind]);
+            if (pass == 1) {
+                const char *how = kind == D_MISSING ? (allow_missing ? ", allowed by --allow-missing" : ", a regression (--allow-missing to allow)")
+                                  : kind == D_NOW_SKIPPED ? (allow_skip ? ", allowed by --allow-skip" : ", a regression (--allow-skip to allow)")
+                                  : "";
+                fprintf(out, md ? "### %s (%zu%s)\n\n" : "%s (%zu%s):\n", titles[kind], count[kind], how);
+            }
             if (kind == D_MISSING) {
                 for (size_t i = 0; i < base->n_cases; i++)
                     if (!lookup(cur, xc, base->cases[i].id)) {

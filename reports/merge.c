@@ -2,11 +2,14 @@
  *
  * Refuses inputs of different schema versions or kinds (naming both files and versions), and
  * a case ID present in two inputs with different results (verdict, reasons, message,
- * metrics; timing, shard and device may differ). Identical duplicates are kept once. The
- * merged env is the first input's; "shards" keeps every input's env (flattened when an input
+ * metrics; timing, shard and device may differ). Identical duplicates are kept once. Shard
+ * coverage: a run's shard is its cases' (shard_index, shard_count), or "--shard I/N" in its
+ * command line (a shard the filter left empty); all must share N, and an index of 0..N-1 that
+ * no input has makes the merged run incomplete. The merged env is the first input's; "shards" keeps every input's env (flattened when an input
  * is itself a merge). Probe results: members of the same name that are arrays are
  * concatenated; others must be identical.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +68,57 @@ static mmp_status merge_probes(mmp_run *out, const mmp_run *const *runs, size_t 
             mmp_probe_results_init(out->probes);
         }
         MMP_TRY(mmp_probe_results_append(out->probes, runs[r]->probes));
+    }
+    return MMP_STATUS_OK;
+}
+
+/* "--shard I/N" (or --shard=I/N) in a command line: 1 with *idx, *cnt */
+static int command_shard(int *idx, int *cnt, const char *cmd)
+{
+    for (const char *p = strstr(cmd, "--shard"); p; p = strstr(p + 1, "--shard")) {
+        const char *v = p + 7;
+        if (*v != ' ' && *v != '=') continue;
+        int a, b;
+        if (sscanf(v + 1, "%d/%d", &a, &b) == 2 && b >= 1 && a >= 0 && a < b) { *idx = a; *cnt = b; return 1; }
+    }
+    return 0;
+}
+
+/* Every shard index of the inputs' shard count present, else out->complete = 0 with the
+ * missing ones named in interrupted_by; INVALID for inputs of different shard counts. */
+static mmp_status check_coverage(mmp_run *out, const mmp_run *const *runs, const char *const *names, size_t n)
+{
+    int count = 0;
+    size_t first = 0;
+    for (size_t r = 0; r < n; r++) {
+        int idx, cnt = 0;
+        if (!command_shard(&idx, &cnt, runs[r]->env.command) && runs[r]->n_cases) cnt = runs[r]->cases[0].shard_count;
+        for (size_t i = 0; i < runs[r]->n_cases && cnt <= 1; i++) cnt = runs[r]->cases[i].shard_count;
+        if (cnt <= 1) continue;
+        if (count && cnt != count)
+            return MMP_ERR(MMP_STATUS_INVALID, "cannot merge %s (shards of %d) with %s (shards of %d)", names[first], count,
+                           names[r], cnt);
+        if (!count) { count = cnt; first = r; }
+    }
+    if (count <= 1) return MMP_STATUS_OK;
+    unsigned char *seen = calloc((size_t)count, 1);
+    if (!seen) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory merging");
+    for (size_t r = 0; r < n; r++) {
+        int idx, cnt;
+        if (command_shard(&idx, &cnt, runs[r]->env.command) && cnt == count) seen[idx] = 1;
+        for (size_t i = 0; i < runs[r]->n_cases; i++) {
+            const mmp_case_result *c = &runs[r]->cases[i];
+            if (c->shard_count == count && c->shard_index >= 0 && c->shard_index < count) seen[c->shard_index] = 1;
+        }
+    }
+    int missing = 0, first_missing = -1;
+    for (int s = 0; s < count; s++)
+        if (!seen[s]) { missing++; if (first_missing < 0) first_missing = s; }
+    free(seen);
+    if (missing) {
+        out->complete = 0;
+        if (missing == 1) snprintf(out->interrupted_by, sizeof out->interrupted_by, "shard %d/%d missing", first_missing, count);
+        else snprintf(out->interrupted_by, sizeof out->interrupted_by, "%d of %d shards missing", missing, count);
     }
     return MMP_STATUS_OK;
 }
@@ -137,6 +191,7 @@ mmp_status mmp_report_merge(mmp_run *out, const mmp_run *const *runs, const char
             if (keep[base[r] + i]) st = mmp_run_add(out, &runs[r]->cases[i]);
     }
     if (st == MMP_STATUS_OK) st = merge_probes(out, runs, n);
+    if (st == MMP_STATUS_OK) st = check_coverage(out, runs, names, n);
     free(base);
     free(refs);
     free(keep);

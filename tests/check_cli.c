@@ -164,6 +164,13 @@ START_TEST(test_no_device)
     rc = run(args);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err_text);
     ck_assert_ptr_nonnull(strstr(out_text, "1 pass, 0 fail, 0 error, 1 skip"));
+    /* --require-device: a CI job on a GPU runner that lost its GPU must not pass on host cases */
+    snprintf(args, sizeof args, "validate --plugin %s --suite @/mix.suite --require-device -o @/r.json", p);
+    rc = run(args);
+    ck_assert_msg(rc == 3, "exit %d: %s", rc, err_text);
+    ck_assert_ptr_nonnull(strstr(last_err_line(), "--require-device: no case of a device kernel ran"));
+    rc = run("validate --filter host_f32/* --require-device -o @/r.json");   /* only host kernels: the same */
+    ck_assert_msg(rc == 3, "exit %d: %s", rc, err_text);
 }
 END_TEST
 

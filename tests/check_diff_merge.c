@@ -1,5 +1,5 @@
 /* check_diff_merge.c — `mmaprobe diff` and `mmaprobe merge`: regressions, fixes, ratio growth,
- * missing cases, Markdown output, exit codes; merging shards back into the whole run,
+ * missing and newly skipped cases (regressions unless allowed), Markdown output, exit codes; merging shards back into the whole run,
  * refusing mismatched schema versions, kinds and conflicting duplicate IDs, keeping each
  * shard's environment; malformed and unreadable inputs (exit 2) and outputs (exit 3). */
 #include <stdio.h>
@@ -43,15 +43,20 @@ static void save(const mmp_run *run, const char *name)
     ck_assert_msg(mmp_report_write_json(path_of(name), run) == MMP_STATUS_OK, "%s", mmp_error_last());
 }
 
-static char *diff_text(const mmp_run *a, const mmp_run *b, double growth, int md, size_t *reg)
+static char *diff_opt(const mmp_run *a, const mmp_run *b, const mmp_diff_options *opt, size_t *reg)
 {
     char *buf = NULL;
     size_t len;
     FILE *f = open_memstream(&buf, &len);
-    mmp_diff_options opt = {growth, md};
-    ck_assert_int_eq(mmp_report_diff(f, reg, a, b, &opt), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_report_diff(f, reg, a, b, opt), MMP_STATUS_OK);
     fclose(f);
     return buf;
+}
+
+static char *diff_text(const mmp_run *a, const mmp_run *b, double growth, int md, size_t *reg)
+{
+    mmp_diff_options opt = {growth, md, 0, 0};
+    return diff_opt(a, b, &opt, reg);
 }
 
 static size_t find(const mmp_run *r, const char *fragment, mmp_verdict v)
@@ -97,14 +102,18 @@ START_TEST(diff_finds_regressions_and_fixes)
     cur.n_cases--;                                                /* last case (a SKIP) missing */
     size_t reg;
     char *t = diff_text(&base, &cur, 2.0, 0, &reg);
-    ck_assert_msg(reg == 2, "%s", t);
+    ck_assert_msg(reg == 3, "%s", t);   /* the new failure, the x3 growth, the missing case */
     ck_assert(strstr(t, "REGRESSION") && strstr(t, "New failures (1)") && strstr(t, "Worse beyond the threshold (1)"));
-    ck_assert(strstr(t, "Fixed (1)") && strstr(t, "Missing from the new run (1)"));
+    ck_assert(strstr(t, "Fixed (1)") && strstr(t, "Missing from the new run (1, a regression (--allow-missing to allow))"));
     ck_assert(strstr(t, "mma_sync_m16n8k16_v1/f16.f16.f32/64x64x256/uniform/s43: PASS -> FAIL [unwritten]"));
     free(t);
     /* a looser threshold forgives the x3 growth */
     t = diff_text(&base, &cur, 4.0, 0, &reg);
-    ck_assert_uint_eq(reg, 1);
+    ck_assert_uint_eq(reg, 2);
+    free(t);
+    mmp_diff_options allow = {4.0, 0, 1, 0};
+    t = diff_opt(&base, &cur, &allow, &reg);
+    ck_assert_msg(reg == 1 && strstr(t, "Missing from the new run (1, allowed by --allow-missing)"), "%s", t);
     free(t);
     /* Markdown for a CI comment */
     t = diff_text(&base, &cur, 2.0, 1, &reg);
@@ -124,6 +133,53 @@ START_TEST(diff_finds_regressions_and_fixes)
     ck_assert_int_eq(mmp_cli_diff(5, argv3), MMP_EXIT_FAIL);
     mmp_run_clear(&base);
     mmp_run_clear(&cur);
+}
+END_TEST
+
+/* The CI gate's holes: a run without the GPU (every PASS now SKIP) and a smaller or interrupted
+ * run (cases missing) are regressions unless allowed, through the API and the CLI. */
+START_TEST(diff_gates_missing_and_skipped)
+{
+    mmp_run base, noskip, few;
+    ck_assert_int_eq(mmp_report_sample(&base), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_report_sample(&noskip), MMP_STATUS_OK);
+    ck_assert_int_eq(mmp_report_sample(&few), MMP_STATUS_OK);
+    size_t passes = 0;
+    for (size_t i = 0; i < noskip.n_cases; i++)
+        if (noskip.cases[i].verdict == MMP_VERDICT_PASS) {
+            noskip.cases[i].verdict = MMP_VERDICT_SKIP;
+            noskip.cases[i].reasons = 0;
+            passes++;
+        }
+    ck_assert_uint_gt(passes, 2);
+    few.n_cases = 3;                 /* the rest missing, as from an interrupted run */
+    few.complete = 0;
+    snprintf(few.interrupted_by, sizeof few.interrupted_by, "SIGTERM");
+    size_t reg;
+    char *t = diff_text(&base, &noskip, 2.0, 0, &reg);
+    ck_assert_msg(reg == passes && strstr(t, "Passed before, skipped now") && strstr(t, "REGRESSION"), "%s", t);
+    free(t);
+    mmp_diff_options allow_skip = {2.0, 0, 0, 1};
+    t = diff_opt(&base, &noskip, &allow_skip, &reg);
+    ck_assert_msg(reg == 0 && strstr(t, "allowed by --allow-skip"), "%s", t);
+    free(t);
+    t = diff_text(&base, &few, 2.0, 0, &reg);
+    ck_assert_msg(reg == base.n_cases - 3 && strstr(t, "the new run is incomplete (SIGTERM)"), "%s", t);
+    free(t);
+    save(&base, "base.json");
+    save(&noskip, "noskip.json");
+    save(&few, "few.json");
+    char *a1[] = {"diff", path_of("base.json"), path_of("noskip.json"), "-o", path_of("o1.txt"), NULL};
+    ck_assert_int_eq(mmp_cli_diff(5, a1), MMP_EXIT_FAIL);
+    char *a2[] = {"diff", path_of("base.json"), path_of("noskip.json"), "--allow-skip", "-o", path_of("o2.txt"), NULL};
+    ck_assert_int_eq(mmp_cli_diff(6, a2), MMP_EXIT_PASS);
+    char *a3[] = {"diff", path_of("base.json"), path_of("few.json"), "-o", path_of("o3.txt"), NULL};
+    ck_assert_int_eq(mmp_cli_diff(5, a3), MMP_EXIT_FAIL);
+    char *a4[] = {"diff", path_of("base.json"), path_of("few.json"), "--allow-missing", "-o", path_of("o4.txt"), NULL};
+    ck_assert_int_eq(mmp_cli_diff(6, a4), MMP_EXIT_PASS);
+    mmp_run_clear(&base);
+    mmp_run_clear(&noskip);
+    mmp_run_clear(&few);
 }
 END_TEST
 
@@ -236,6 +292,56 @@ START_TEST(merge_shards_back)
 }
 END_TEST
 
+/* Shard coverage: shard 0 given twice (shard 1/2 missing) merges into an incomplete run that
+ * diff then gates on; a shard that the filter left empty counts by its command line; shards of
+ * different counts are refused. */
+START_TEST(merge_checks_shard_coverage)
+{
+    mmp_run all, s0, s1, t0;
+    ck_assert_int_eq(mmp_report_sample(&all), MMP_STATUS_OK);
+    shard(&s0, &all, 0, 2);
+    shard(&s1, &all, 1, 2);
+    shard(&t0, &all, 0, 3);
+    save(&s0, "s0.json");
+    save(&t0, "t0.json");
+    char *argv[] = {"merge", path_of("s0.json"), path_of("s0.json"), "-o", path_of("half.json"), NULL};
+    ck_assert_int_eq(mmp_cli_merge(5, argv), MMP_EXIT_PASS);
+    mmp_run m;
+    mmp_run_init(&m);
+    ck_assert_int_eq(mmp_report_read_json(&m, path_of("half.json")), MMP_STATUS_OK);
+    ck_assert_msg(!m.complete && !strcmp(m.interrupted_by, "shard 1/2 missing"), "complete %d, '%s'", m.complete,
+                  m.interrupted_by);
+    size_t reg;
+    char *t = diff_text(&all, &m, 2.0, 0, &reg);
+    ck_assert_msg(reg == s1.n_cases, "%s", t);
+    free(t);
+    mmp_run_clear(&m);
+    /* shard 1 ran but matched no case: its command line says which shard it was */
+    mmp_run empty;
+    mmp_run_init(&empty);
+    empty.env = all.env;
+    snprintf(empty.env.command, sizeof empty.env.command, "validate --suite smoke --shard 1/2 -o e.json");
+    snprintf(empty.suite, sizeof empty.suite, "%s", all.suite);
+    save(&empty, "e.json");
+    char *argv2[] = {"merge", path_of("s0.json"), path_of("e.json"), "-o", path_of("whole.json"), NULL};
+    ck_assert_int_eq(mmp_cli_merge(5, argv2), MMP_EXIT_PASS);
+    mmp_run_init(&m);
+    ck_assert_int_eq(mmp_report_read_json(&m, path_of("whole.json")), MMP_STATUS_OK);
+    ck_assert_msg(m.complete, "'%s'", m.interrupted_by);
+    mmp_run_clear(&m);
+    /* shards of 2 and of 3 */
+    char *argv3[] = {"merge", path_of("s0.json"), path_of("t0.json"), "-o", path_of("mixed.json"), NULL};
+    ck_assert_int_eq(mmp_cli_merge(5, argv3), MMP_EXIT_USAGE);
+    ck_assert_msg(strstr(mmp_error_last(), "shards of 2") && strstr(mmp_error_last(), "shards of 3"), "%s",
+                  mmp_error_last());
+    mmp_run_clear(&empty);
+    mmp_run_clear(&s0);
+    mmp_run_clear(&s1);
+    mmp_run_clear(&t0);
+    mmp_run_clear(&all);
+}
+END_TEST
+
 START_TEST(merge_refuses_mismatches)
 {
     mmp_run all, a, b;
@@ -340,12 +446,14 @@ static Suite *diff_merge_suite(void)
     tcase_add_test(d, diff_identical_is_clean);
     tcase_add_test(d, diff_finds_regressions_and_fixes);
     tcase_add_test(d, diff_bad_inputs);
+    tcase_add_test(d, diff_gates_missing_and_skipped);
     suite_add_tcase(s, d);
     TCase *m = tcase_create("merge");
     tcase_add_checked_fixture(m, setup, teardown);
     tcase_set_timeout(m, 60);
     tcase_add_test(m, merge_shards_back);
     tcase_add_test(m, merge_refuses_mismatches);
+    tcase_add_test(m, merge_checks_shard_coverage);
     tcase_add_test(m, merge_cli_bad_inputs);
     suite_add_tcase(s, m);
     return s;

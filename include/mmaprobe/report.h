@@ -96,19 +96,25 @@ void mmp_report_print_junit(FILE *out, const mmp_run *run);
 void mmp_report_print_html(FILE *out, const mmp_run *run);
 
 /* Regressions of cur against base. A regression: a case that PASSed (or is new) and now FAILs
- * or ERRORs, or a case failing in both whose max_ratio_det grew by more than max_ratio_growth
- * (a factor, e.g. 2.0), or a PASS case whose ratio grew beyond the factor and past 1/2.
- * Cases missing from cur are listed (not a regression). *regressions gets their number. */
+ * or ERRORs; a case measured in both whose max_ratio_det grew by more than max_ratio_growth
+ * (a factor, e.g. 2.0); a base case missing from cur (unless allow_missing: a run that lost
+ * cases, e.g. an interrupted one or a smaller filter, proves nothing about them); a PASS case
+ * now skipped (unless allow_skip: a run without the GPU skips every device case).
+ * *regressions gets their number. */
 typedef struct mmp_diff_options {
     double max_ratio_growth;       /* default 2.0 */
     int markdown;                  /* 1: Markdown for a CI comment */
+    int allow_missing;             /* 1: base cases missing from cur are listed, not regressions */
+    int allow_skip;                /* 1: PASS -> SKIP is listed, not a regression */
 } mmp_diff_options;
 mmp_status mmp_report_diff(FILE *out, size_t *regressions, const mmp_run *base, const mmp_run *cur,
                            const mmp_diff_options *opt);
 
 /* Merge shards into out (initialised, empty). Refuses different schema versions (naming the
- * files and versions) and a case ID present twice with different results; identical
- * duplicates are kept once. names label the inputs in messages. */
+ * files and versions), a case ID present twice with different results and shards of different
+ * counts; identical duplicates are kept once. Coverage: when the cases come from shards of N
+ * (--shard i/N), every index 0..N-1 must have cases, else out is incomplete (complete = 0,
+ * interrupted_by names the missing shards). names label the inputs in messages. */
 mmp_status mmp_report_merge(mmp_run *out, const mmp_run *const *runs, const char *const *names, size_t n);
 
 #ifdef __cplusplus

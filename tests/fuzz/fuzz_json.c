@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (null) {
             for (int f = 0; f < MMP_REPORT_FORMAT_COUNT_; f++) mmp_report_render(null, &run, (mmp_report_format)f);
             size_t reg;
-            mmp_diff_options opt = {2.0, 1};
+            mmp_diff_options opt = {2.0, 1, 0, 0};
             mmp_report_diff(null, &reg, &run, &again, &opt);
             const mmp_run *two[2] = {&run, &again};
             const char *names[2] = {"a", "b"};
