@@ -61,6 +61,15 @@ static const char *const sanitize_tools[] = {"memcheck", "racecheck", "initcheck
 
 #define BAD(...) MMP_ERR(MMP_STATUS_INVALID, __VA_ARGS__)
 
+/* the seed of a case ID: its last component, sSEED */
+static mmp_status id_seed(uint64_t *seed, const char *id)
+{
+    const char *s = strrchr(id, '/');
+    if (!s || s[1] != 's' || mmp_parse_uint64(seed, s + 2) != MMP_STATUS_OK)
+        return BAD("--case '%s' is not a case ID (kernel/precision/shape/.../dist/sSEED)", id);
+    return MMP_STATUS_OK;
+}
+
 mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
@@ -68,24 +77,55 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
     a->seed = 42;
     a->output = "mmaprobe-run.json";
     mmp_runner_options_init(&a->o);
-    int list = cmd && !strcmp(cmd, "list");
+    int list = cmd && !strcmp(cmd, "list"), seed_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!o) return BAD("NULL argument %d", i);
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         double x;
         int64_t n;
+        /* --opt=value: the value after '=' (an option that takes none refuses it below) */
+        char name[64];
+        const char *eq = o[0] == '-' && o[1] == '-' ? strchr(o, '=') : NULL;
+        int eq_used = 0;
+        if (eq) {
+            if ((size_t)(eq - o) >= sizeof name) return BAD("unknown option '%s'", o);
+            memcpy(name, o, (size_t)(eq - o));
+            name[eq - o] = '\0';
+            o = name;
+            v = eq + 1;
+        }
 #define NEED()                                                                   \
         do {                                                                     \
+            if (eq) { eq_used = 1; break; }                                      \
             if (!v) return BAD("option '%s' needs a value", o);                  \
             i++;                                                                 \
         } while (0)
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) a->help = 1;
-        else if (!strcmp(o, "--suite")) { NEED(); if (!*v) return BAD("--suite needs a name or a file, got ''"); a->suite = v; a->show_cases = 1; }
-        else if (!strcmp(o, "--filter")) { NEED(); a->filter = v; a->show_cases = 1; }
+        else if (!strcmp(o, "--suite")) { NEED(); if (!*v) return BAD("--suite needs a name or a file, got ''"); a->suite = v; a->show_cases = 1; a->suite_given = 1; }
+        else if (!strcmp(o, "--filter")) {
+            NEED();
+            if (a->filter) {   /* several: any of them (joined as one list) */
+                size_t have = strlen(a->filter_buf[0] ? a->filter_buf : a->filter);
+                if (!a->filter_buf[0]) snprintf(a->filter_buf, sizeof a->filter_buf, "%s", a->filter);
+                if (have + 1 + strlen(v) >= sizeof a->filter_buf) return BAD("the --filter lists are longer than %zu bytes", sizeof a->filter_buf - 1);
+                strcat(a->filter_buf, ",");
+                strcat(a->filter_buf, v);
+                a->filter = a->filter_buf;
+            } else {
+                a->filter = v;
+            }
+            a->show_cases = 1;
+        } else if (!strcmp(o, "--case")) {
+            NEED();
+            if (!*v) return BAD("--case needs a case ID, got ''");
+            a->case_id = v;
+            a->show_cases = 1;
+        }
         else if (!strcmp(o, "--seed")) {
             NEED();
             if (mmp_parse_uint64(&a->seed, v)) return BAD("bad --seed '%s' (a decimal integer in 0..2^64-1)", v);
+            seed_given = 1;
         } else if (!strcmp(o, "--mutants")) a->mutants = 1;
         else if (!strcmp(o, "--plugin")) {
             NEED();
@@ -153,7 +193,16 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
             if (!*v) return BAD("%s needs a file path, got ''", o);
             a->output = v;
         } else return BAD("unknown option '%s'", o);
+        if (eq && !eq_used) return BAD("option '%s' takes no value (got '%s')", o, argv[i]);
 #undef NEED
+    }
+    if (a->case_id && a->filter) return BAD("--case names one case; it cannot be combined with --filter");
+    if (a->case_id) {
+        uint64_t s;
+        MMP_TRY(id_seed(&s, a->case_id));
+        if (seed_given && s != a->seed)
+            return BAD("--seed %llu differs from the seed of --case '%s'", (unsigned long long)a->seed, a->case_id);
+        a->seed = s;
     }
     return MMP_STATUS_OK;
 }
@@ -184,18 +233,43 @@ mmp_status mmp_validate_args_kernels(size_t *nk, const mmp_validate_args *c)
     return MMP_STATUS_OK;
 }
 
-mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, const mmp_validate_args *c)
+static mmp_status suite_cases(mmp_case **cases, size_t *n, size_t nk, const char *suite, const char *filter,
+                              uint64_t seed)
 {
-    size_t nk;
-    *cases = NULL;
-    *n = 0;
-    MMP_TRY(mmp_validate_args_kernels(&nk, c));
-    MMP_TRY(mmp_cases_build(cases, n, c->suite, all_kernels, nk, c->filter, c->seed));
-    mmp_status st = mmp_cases_add_operators(cases, n, c->suite, c->filter, c->seed);
+    MMP_TRY(mmp_cases_build(cases, n, suite, all_kernels, nk, filter, seed));
+    mmp_status st = mmp_cases_add_operators(cases, n, suite, filter, seed);
     if (st != MMP_STATUS_OK) {
         mmp_cases_free(*cases);
         *cases = NULL;
         *n = 0;
     }
     return st;
+}
+
+mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, mmp_validate_args *c)
+{
+    size_t nk;
+    *cases = NULL;
+    *n = 0;
+    MMP_TRY(mmp_validate_args_kernels(&nk, c));
+    if (!c->case_id) return suite_cases(cases, n, nk, c->suite, c->filter, c->seed);
+    const uint64_t seed = c->seed;   /* the ID's (parsed with the options) */
+    const char *suites[] = {c->suite_given ? c->suite : NULL, "smoke", "edge", "full"};
+    for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
+        if (!suites[s] || (s > 0 && c->suite_given && !strcmp(suites[s], c->suite))) continue;
+        MMP_TRY(suite_cases(cases, n, nk, suites[s], NULL, seed));   /* matched exactly: IDs may hold ',' */
+        size_t keep = 0;
+        for (size_t i = 0; i < *n && !keep; i++)
+            if (!strcmp((*cases)[i].id, c->case_id)) (*cases)[keep++] = (*cases)[i];
+        *n = keep;
+        if (*n) {
+            c->suite = suites[s];
+            return MMP_STATUS_OK;
+        }
+        mmp_cases_free(*cases);
+        *cases = NULL;
+    }
+    return BAD("no case '%s' in %s%sthe built-in suites (a suite file's case: add --suite FILE%s)", c->case_id,
+               c->suite_given ? c->suite : "", c->suite_given ? " or " : "",
+               c->mutants || c->n_plugins ? "" : "; a mutant's or a plugin's: add --mutants or --plugin LIB.so");
 }

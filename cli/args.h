@@ -32,6 +32,9 @@ typedef struct mmp_validate_args {
     int n_plugins;
     const char *sanitize;          /* memcheck|racecheck|initcheck|synccheck, or NULL */
     int require_device;            /* --require-device: exit 3 unless a device kernel's case ran */
+    const char *case_id;           /* --case ID: that one case, found in the suite given or a built-in one */
+    int suite_given;               /* --suite named */
+    char filter_buf[4096];         /* several --filter: joined with ',' */
     mmp_runner_options o;
 } mmp_validate_args;
 
@@ -41,8 +44,10 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
 mmp_status mmp_validate_args_kernels(size_t *nk, const mmp_validate_args *c);
 const mmp_kernel_desc *const *mmp_validate_args_kernel_table(void);
 /* The suite's cases over those kernels (mmp_cases_build with the filter and seed), then the
- * built-in operator cases of a built-in suite (mmp_cases_add_operators). */
-mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, const mmp_validate_args *c);
+ * built-in operator cases of a built-in suite (mmp_cases_add_operators). --case ID: the seed
+ * from the ID's /sSEED, the case of exactly that ID in the suite named (if any), then smoke,
+ * edge and full: the first that has it. */
+mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, mmp_validate_args *c);   /* --case: sets c->suite */
 
 /* --acc-model and any other input file validate's options name, checked before anything runs:
  * a GPU of the model table, or a probe JSON (*.json, a regular file) with an accumulator model.

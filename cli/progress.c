@@ -118,6 +118,8 @@ void mmp_progress_result(mmp_progress *p, const mmp_case_result *r, size_t index
         fprintf(p->out, "%s[%zu/%zu] %-5s %s%s%s%s\n", p->tty ? "\r\033[K" : "", p->done, p->total,
                 mmp_verdict_name(r->verdict), r->id, r->reasons ? " (" : "",
                 r->reasons ? mmp_reason_format(why, sizeof why, r->reasons) : "", r->reasons ? ")" : "");
+    if (r->verdict == MMP_VERDICT_FAIL || r->verdict == MMP_VERDICT_ERROR)
+        mmp_progress_print_failure(p->out, r, p->rerun_extra, "      ");
     if (p->tty) status_line(p, p->k_done == p->k_total);   /* a finished kernel keeps its line */
     else if (p->k_done == p->k_total) {
         char left[32];
@@ -127,6 +129,23 @@ void mmp_progress_result(mmp_progress *p, const mmp_case_result *r, size_t index
                 p->k_total, p->done, p->total, left);
     }
     fflush(p->out);
+}
+
+void mmp_progress_print_failure(FILE *out, const mmp_case_result *r, const char *extra, const char *indent)
+{
+    if (r->message[0]) {
+        fputs(indent, out);
+        mmp_text_fputs(out, r->message);
+        fputc('\n', out);
+    }
+    char id[1024];
+    mmp_text_clean(id, sizeof id, r->id);
+    fprintf(out, "%sre-run: mmaprobe validate --case '", indent);
+    for (const char *s = id; *s; s++) {
+        if (*s == '\'') fputs("'\\''", out);   /* shell single quotes */
+        else fputc(*s, out);
+    }
+    fprintf(out, "'%s\n", extra ? extra : "");
 }
 
 void mmp_progress_finish(mmp_progress *p)

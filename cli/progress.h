@@ -31,12 +31,16 @@ typedef struct mmp_progress {
     long lines;                    /* complete lines written */
     long fault_after;              /* MMP_FAULT_WRITE_AFTER, -1 = off */
     char write_error[512];         /* first write error ("" = none) */
+    const char *rerun_extra;       /* options a re-run of one case needs (" --mutants"), or NULL */
 } mmp_progress;
 
 void mmp_progress_init(mmp_progress *p, FILE *out, const mmp_case *cases, size_t n, int tty);
 mmp_status mmp_progress_open_jsonl(mmp_progress *p, const char *path);
 void mmp_progress_result(mmp_progress *p, const mmp_case_result *r, size_t index);
 void mmp_progress_finish(mmp_progress *p);
+/* "  message\n  re-run: mmaprobe validate --case 'ID'<extra>\n" for a FAIL or ERROR (indent: the
+ * lines' prefix); the message with control bytes escaped. */
+void mmp_progress_print_failure(FILE *out, const mmp_case_result *r, const char *extra, const char *indent);
 /* Whether the fault hook says writes now fail (used for the final document too). */
 int mmp_progress_fault_hit(const mmp_progress *p);
 /* "1h02m", "3m05s", "12s": a duration for people. */

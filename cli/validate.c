@@ -56,6 +56,41 @@ static void on_signal(int sig)
 
 static void on_result(const mmp_case_result *r, size_t index, void *user) { mmp_progress_result(user, r, index); }
 
+/* The options a re-run of one case needs: this command's own, less those that choose cases or
+ * outputs (--suite of a built-in suite, --filter, --case, --seed, --shard, -o), shell-quoted. */
+static void rerun_options(char *buf, size_t size, int argc, char **argv)
+{
+    static const char *const drop[] = {"--filter", "--case", "--seed", "--shard", "-o", "--output", NULL};
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 1; i < argc && argv[i]; i++) {
+        const char *a = argv[i], *eq = strchr(a, '=');
+        size_t nl = eq && a[0] == '-' && a[1] == '-' ? (size_t)(eq - a) : strlen(a);
+        int skip = 0, has_value = 0;
+        for (int d = 0; drop[d]; d++) skip |= strlen(drop[d]) == nl && !strncmp(a, drop[d], nl);
+        int suite = nl == 7 && !strncmp(a, "--suite", 7);
+        const char *val = eq && nl < strlen(a) ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+        if (suite && val && (!strcmp(val, "smoke") || !strcmp(val, "edge") || !strcmp(val, "full"))) skip = 1;
+        /* options that take a value (the rest are flags) */
+        static const char *const valued[] = {"--filter", "--case", "--seed", "--shard", "-o", "--output", "--suite",
+                                             "--plugin", "--tolerance", "--acc-model", "--atol", "--rtol", "--ulps",
+                                             "--timeout", "--host-max-log2-work", "--device", "--sanitize", NULL};
+        for (int d = 0; valued[d]; d++) has_value |= strlen(valued[d]) == nl && !strncmp(a, valued[d], nl);
+        int take_next = has_value && !(eq && nl < strlen(a));
+        if (!skip) {
+            len += (size_t)snprintf(buf + len, len < size ? size - len : 0, " %s", a);
+            if (take_next && i + 1 < argc && argv[i + 1]) {
+                len += (size_t)snprintf(buf + len, len < size ? size - len : 0, " '");
+                for (const char *s = argv[i + 1]; *s; s++)
+                    len += (size_t)snprintf(buf + len, len < size ? size - len : 0, *s == '\'' ? "'\\''" : "%c", *s);
+                len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "'");
+            }
+        }
+        if (take_next) i++;
+    }
+    if (len >= size) snprintf(buf, size, " (the options of this command)");
+}
+
 static int fail(const char *cmd, mmp_status st)
 {
     fprintf(stderr, "mmaprobe %s: %s\n", cmd, mmp_error_last());
@@ -122,6 +157,29 @@ static int sanitize(mmp_case_result *res, const mmp_case *cases, size_t n, const
     return not_run;
 }
 
+/* The failures at the end of the run (pytest's short summary): each with its message and the
+ * command that re-runs it alone; at most MAX_LISTED, the rest counted (all are in RUN.json). */
+static void print_failures(FILE *out, const mmp_case_result *res, size_t n, const char *rerun)
+{
+    enum { MAX_LISTED = 30 };
+    size_t bad = 0, listed = 0;
+    for (size_t i = 0; i < n; i++) bad += res[i].verdict == MMP_VERDICT_FAIL || res[i].verdict == MMP_VERDICT_ERROR;
+    if (!bad) return;
+    fprintf(out, "\n%zu failed (FAIL or ERROR):\n", bad);
+    for (size_t i = 0; i < n && listed < MAX_LISTED; i++) {
+        const mmp_case_result *r = &res[i];
+        if (r->verdict != MMP_VERDICT_FAIL && r->verdict != MMP_VERDICT_ERROR) continue;
+        char why[160];
+        fprintf(out, "%-5s ", mmp_verdict_name(r->verdict));
+        mmp_text_fputs(out, r->id);
+        fprintf(out, " (%s)\n", mmp_reason_format(why, sizeof why, r->reasons));
+        mmp_progress_print_failure(out, r, rerun, "      ");
+        listed++;
+    }
+    if (listed < bad) fprintf(out, "... and %zu more (every one is in the run document)\n", bad - listed);
+    fputc('\n', out);
+}
+
 static void usage_validate(void)
 {
     printf("usage: mmaprobe validate [--suite smoke|edge|full|FILE] [--filter GLOB] [--seed N] [--mutants]\n"
@@ -131,7 +189,9 @@ static void usage_validate(void)
            "         [--host-max-log2-work N]  (host kernels: skip cases above 2^N multiply-adds; 30)\n"
            "         [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]\n"
            "         [--require-device]  (exit 3 unless a device kernel's case ran: a CI gate on a GPU runner)\n"
-           "  --filter takes a comma-separated list of globs on case IDs; '!GLOB' excludes ('*,!host_*').\n"
+           "         [--case ID]  (one case by its ID, seed included: the re-run line printed after a failure)\n"
+           "  --filter takes a comma-separated list of globs on case IDs; '!GLOB' excludes ('*,!host_*');\n"
+           "  several --filter options add up. --opt=value works for every option with a value.\n"
            "  runs every case (each kernel in its own process, the next one started and its CUDA\n"
            "  context created while the current kernel runs), writes RUN.json (and RUN.json.jsonl\n"
            "  as cases finish), prints a table. Exit 0 all pass/skip, 1 a FAIL or ERROR, 2 usage or\n"
@@ -177,6 +237,9 @@ int mmp_cli_validate(int argc, char **argv)
     if (!res) { mmp_cases_free(cases); fprintf(stderr, "mmaprobe validate: out of memory\n"); return MMP_EXIT_INTERNAL; }
     mmp_progress ps;
     mmp_progress_init(&ps, stderr, cases, n, isatty(2) && !(getenv("CI") && *getenv("CI")));
+    static char rerun[2048];
+    rerun_options(rerun, sizeof rerun, argc, argv);
+    ps.rerun_extra = rerun;
     char jl_path[4200];
     snprintf(jl_path, sizeof jl_path, "%s.jsonl", c.output);
     st = mmp_progress_open_jsonl(&ps, jl_path);   /* locked: exit 3 while another run writes it */
@@ -221,6 +284,7 @@ int mmp_cli_validate(int argc, char **argv)
         if ((unsigned)res[i].verdict < MMP_VERDICT_COUNT_) counts[res[i].verdict]++;
     }
     mmp_runner_print_table(stdout, res, n);
+    print_failures(stdout, res, n, rerun);
     printf("%d pass, %d fail, %d error, %d skip\n", counts[0], counts[1], counts[2], counts[3]);
     if (c.sanitize)
         printf("sanitizer %s: %s\n", c.sanitize, sanitizer_not_run ? "NOT RUN (see the cases' messages)" : stop_flag ? "not run (interrupted)" : "run");

@@ -97,6 +97,12 @@ static const bad_input bad[] = {
     {"validate --suite smok -o @/r.json", 2, "suite 'smok': not a built-in suite (smoke, edge, full)"},
     {"validate --suite @ -o @/r.json", 2, "nor a regular file"},
     {"validate --filter nothing* -o @/r.json", 2, "no case matches (suite smoke, filter nothing*)"},
+    {"validate --case nonsense -o @/r.json", 2, "--case 'nonsense' is not a case ID"},
+    {"validate --case host_f32/f32.f32.f32/1x1x1/exact/s99 -o @/r.json", 2, "no case 'host_f32/f32.f32.f32/1x1x1/exact/s99' in the built-in suites"},
+    {"validate --case host_f32/f32.f32.f32/8x8x8/exact/s7 --seed 8 -o @/r.json", 2, "--seed 8 differs from the seed of --case"},
+    {"validate --case host_f32/f32.f32.f32/8x8x8/exact/s7 --filter host* -o @/r.json", 2, "cannot be combined with --filter"},
+    {"validate --mutants=1 -o @/r.json", 2, "option '--mutants' takes no value (got '--mutants=1')"},
+    {"validate --seed=-3", 2, "bad --seed '-3'"},
     {"validate --filter host_f32* --shard 63/64 --suite @/one.suite -o @/r.json", 2, "shard 63/64 of 1 cases is empty"},
     {"validate --suite @/bad.suite -o @/r.json", 2, "bad.suite:2: shape must be MxNxK"},
     {"validate --filter host_f32* -o /etc/passwd/r.json", 3, "cannot write /etc/passwd/r.json: Not a directory"},
@@ -348,6 +354,36 @@ START_TEST(test_sanitize)
 END_TEST
 
 /* Progress lines: per kernel done/total with time left; plain lines without a terminal. */
+/* A failure tells what failed and how to re-run exactly that case: the message and a
+ * `--case ID` command after its progress line, a summary of the failures at the end; the
+ * printed command, run as it stands, runs that one case (seed taken from the ID) and fails the
+ * same way. Several --filter options add up; --opt=value works. */
+START_TEST(test_failures_rerun)
+{
+    int rc = run("validate --mutants --filter=mut_host_drop_k_tile/*/exact/* --filter mut_host_drop_k_tile/*/uniform/* "
+                 "--seed=5 -o @/r.json");
+    ck_assert_msg(rc == 1, "exit %d: %s", rc, err_text);
+    ck_assert_msg(strstr(err_text, "FAIL  mut_host_drop_k_tile/f16.f16.f32/64x64x128/exact/s5 (exact-mismatch)") &&
+                      strstr(err_text, "elements differ from the exact result, first (0,0) got"),
+                  "%s", err_text);
+    const char *want = "re-run: mmaprobe validate --case 'mut_host_drop_k_tile/f16.f16.f32/64x64x128/uniform/s5' --mutants\n";
+    ck_assert_msg(strstr(err_text, want), "%s", err_text);
+    ck_assert_msg(strstr(out_text, "3 failed (FAIL or ERROR):") && strstr(out_text, want) &&
+                      strstr(out_text, "0 pass, 3 fail, 0 error, 0 skip"),
+                  "%s", out_text);
+    /* the command as printed (the quotes are the shell's) */
+    rc = run("validate --case mut_host_drop_k_tile/f16.f16.f32/64x64x128/uniform/s5 --mutants -o @/one.json");
+    ck_assert_msg(rc == 1, "exit %d: %s", rc, err_text);
+    ck_assert_msg(strstr(out_text, "0 pass, 1 fail, 0 error, 0 skip") && strstr(out_text, "seed: 5"), "%s", out_text);
+    /* an edge-suite case and an ID with a comma (alpha, beta) */
+    rc = run("validate --case host_f32/f32.f32.f32/2x32x64/uniform/s7 -o @/one.json");
+    ck_assert_msg(rc == 0 && strstr(out_text, "1 pass, 0 fail") && strstr(err_text, "(suite edge)"), "exit %d: %s %s", rc,
+                  out_text, err_text);
+    rc = run("validate --case mut_host_drop_k_tile/f16.f16.f32/64x64x128/ab-1.5,0.5/uniform/s42 --mutants -o @/one.json");
+    ck_assert_msg(rc == 1 && strstr(out_text, "0 pass, 1 fail"), "exit %d: %s", rc, out_text);
+}
+END_TEST
+
 START_TEST(test_progress_lines)
 {
     const mmp_kernel_desc *k1 = mmp_registry_find("host_f32", MMP_REGISTRY_ALL);
@@ -407,6 +443,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_out_of_memory);
     tcase_add_test(tc, test_sanitize);
     tcase_add_test(tc, test_progress_lines);
+    tcase_add_test(tc, test_failures_rerun);
     suite_add_tcase(s, tc);
     return s;
 }
