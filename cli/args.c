@@ -137,6 +137,12 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
         } else if (!strcmp(o, "--no-isolate")) a->o.isolate = 0;
         else if (!strcmp(o, "--no-prefork")) a->o.prefork = 0;
         else if (!strcmp(o, "--require-device")) a->require_device = 1;
+        else if (!strcmp(o, "--run-after-timeout")) a->o.after_timeout = 1;
+        else if (!strcmp(o, "-x")) a->maxfail = 1;
+        else if (!strcmp(o, "--maxfail")) {
+            NEED();
+            if (mmp_parse_int64(&a->maxfail, v, 1, 1000000000)) return BAD("bad --maxfail '%s' (a count >= 1)", v);
+        }
         else if (!strcmp(o, "--tolerance")) {
             NEED();
             if (mmp_tolerance_from_name(&a->o.tol.mode, v) != MMP_STATUS_OK)

@@ -4,7 +4,7 @@
  *                     [--tolerance bound|probabilistic|bitwise] [--atol X] [--rtol X] [--ulps N]
  *                     [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate] [--no-prefork]
  *                     [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]
- *                     [--require-device]
+ *                     [--require-device] [--case ID] [--maxfail N | -x] [--run-after-timeout]
  *
  * Exit: 0 all PASS/SKIP, 1 a FAIL or ERROR, 2 usage/input (bad option, suite file, plugin, no
  * case matching), 3 environment (unwritable output — checked before any case runs —, a write
@@ -54,13 +54,26 @@ static void on_signal(int sig)
     (void)w;
 }
 
-static void on_result(const mmp_case_result *r, size_t index, void *user) { mmp_progress_result(user, r, index); }
+/* --maxfail N: the run stops (as on a signal) once N cases FAILed or ERRORed. */
+static int64_t maxfail_limit, fails_seen;
+static int maxfail_hit;
+
+static void on_result(const mmp_case_result *r, size_t index, void *user)
+{
+    mmp_progress_result(user, r, index);
+    if (r->verdict == MMP_VERDICT_FAIL || r->verdict == MMP_VERDICT_ERROR) fails_seen++;
+    if (maxfail_limit && fails_seen >= maxfail_limit && !stop_flag) {
+        maxfail_hit = 1;
+        stop_flag = 1;
+    }
+}
 
 /* The options a re-run of one case needs: this command's own, less those that choose cases or
- * outputs (--suite of a built-in suite, --filter, --case, --seed, --shard, -o), shell-quoted. */
+ * outputs or stop the run (--suite of a built-in suite, --filter, --case, --seed, --shard, -o,
+ * --maxfail, -x), shell-quoted. */
 static void rerun_options(char *buf, size_t size, int argc, char **argv)
 {
-    static const char *const drop[] = {"--filter", "--case", "--seed", "--shard", "-o", "--output", NULL};
+    static const char *const drop[] = {"--filter", "--case", "--seed", "--shard", "-o", "--output", "--maxfail", "-x", NULL};
     size_t len = 0;
     buf[0] = '\0';
     for (int i = 1; i < argc && argv[i]; i++) {
@@ -74,7 +87,8 @@ static void rerun_options(char *buf, size_t size, int argc, char **argv)
         /* options that take a value (the rest are flags) */
         static const char *const valued[] = {"--filter", "--case", "--seed", "--shard", "-o", "--output", "--suite",
                                              "--plugin", "--tolerance", "--acc-model", "--atol", "--rtol", "--ulps",
-                                             "--timeout", "--host-max-log2-work", "--device", "--sanitize", NULL};
+                                             "--timeout", "--host-max-log2-work", "--device", "--sanitize", "--maxfail",
+                                             NULL};
         for (int d = 0; valued[d]; d++) has_value |= strlen(valued[d]) == nl && !strncmp(a, valued[d], nl);
         int take_next = has_value && !(eq && nl < strlen(a));
         if (!skip) {
@@ -190,6 +204,8 @@ static void usage_validate(void)
            "         [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]\n"
            "         [--require-device]  (exit 3 unless a device kernel's case ran: a CI gate on a GPU runner)\n"
            "         [--case ID]  (one case by its ID, seed included: the re-run line printed after a failure)\n"
+           "         [--maxfail N | -x]  (stop after N failures; the rest SKIP)  [--run-after-timeout]\n"
+           "  after a case times out, its kernel's remaining cases SKIP unless --run-after-timeout.\n"
            "  --filter takes a comma-separated list of globs on case IDs; '!GLOB' excludes ('*,!host_*');\n"
            "  several --filter options add up. --opt=value works for every option with a value.\n"
            "  runs every case (each kernel in its own process, the next one started and its CUDA\n"
@@ -261,6 +277,7 @@ int mmp_cli_validate(int argc, char **argv)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
     c.o.stop = &stop_flag;
+    maxfail_limit = c.maxfail;
     fprintf(stderr, "mmaprobe validate: %zu cases (suite %s)\n", n, c.suite);
     st = mmp_runner_run(res, cases, n, &c.o, on_result, &ps);
     mmp_progress_finish(&ps);
@@ -275,9 +292,19 @@ int mmp_cli_validate(int argc, char **argv)
     snprintf(run.kind, sizeof run.kind, "validate");
     snprintf(run.suite, sizeof run.suite, "%s", c.suite);
     run.complete = !stop_flag && st == MMP_STATUS_OK;   /* a runner that could not go on: partial */
-    if (stop_flag)
+    if (maxfail_hit) {
+        snprintf(run.interrupted_by, sizeof run.interrupted_by, "--maxfail %lld", (long long)c.maxfail);
+        for (size_t i = 0; i < n; i++)   /* the cases it did not run: skipped, saying why */
+            if (res[i].verdict == MMP_VERDICT_ERROR && res[i].reasons == MMP_REASON_INTERRUPTED) {
+                res[i].verdict = MMP_VERDICT_SKIP;
+                res[i].reasons = 0;
+                snprintf(res[i].message, sizeof res[i].message, "not run: the run stopped at %lld failures (--maxfail)",
+                         (long long)c.maxfail);
+            }
+    } else if (stop_flag) {
         snprintf(run.interrupted_by, sizeof run.interrupted_by, "%s",
                  stop_signal == SIGTERM ? "SIGTERM" : stop_signal == SIGHUP ? "SIGHUP" : "SIGINT");
+    }
     int counts[MMP_VERDICT_COUNT_] = {0};
     for (size_t i = 0; i < n; i++) {
         mmp_run_add(&run, &res[i]);
@@ -318,13 +345,13 @@ int mmp_cli_validate(int argc, char **argv)
         fprintf(stderr, "mmaprobe validate: %s; the results of the finished cases are in %s\n", mmp_error_last(), jl_path);
         if (exit_code != MMP_EXIT_INTERNAL) exit_code = mmp_status_exit_code(ws);
     } else {
-        printf("results: %s%s\n", c.output, run.complete ? "" : stop_flag ? " (PARTIAL: interrupted)" : " (PARTIAL: the run could not go on)");
+        printf("results: %s%s\n", c.output, run.complete ? "" : maxfail_hit ? " (PARTIAL: stopped at --maxfail)" : stop_flag ? " (PARTIAL: interrupted)" : " (PARTIAL: the run could not go on)");
         if (mmp_file_remove_aside(c.output, ".prev") != MMP_STATUS_OK)   /* the previous run's, set aside */
             fprintf(stderr, "mmaprobe validate: %s\n", mmp_error_last());
     }
     if (stop_flag)
-        fprintf(stderr, "mmaprobe validate: interrupted by %s: partial report %s has %zu finished cases of %zu\n",
-                run.interrupted_by, c.output, ps.done, n);
+        fprintf(stderr, "mmaprobe validate: %s %s: partial report %s has %zu finished cases of %zu\n",
+                maxfail_hit ? "stopped by" : "interrupted by", run.interrupted_by, c.output, ps.done, n);
     mmp_run_clear(&run);
     free(res);
     mmp_cases_free(cases);

@@ -246,7 +246,7 @@ static int receive(mmp_runner_rx *rx, int fd)
  * the message in why. */
 static uint32_t follow(child *ch, mmp_runner_rx *rx, size_t *next, mmp_case_result *results, const mmp_case *cases,
                        const mmp_runner_options *o, mmp_runner_result_fn on_result, void *user, char *why,
-                       size_t why_size)
+                       size_t why_size, double *elapsed_ms)
 {
     mmp_runner_rx_init(rx, ch->nonce, (int32_t)ch->pid, cases, *next, ch->to, o->shard_index, o->shard_count);
     double timeout = o->timeout_s > 0 ? o->timeout_s : 60;
@@ -258,6 +258,7 @@ static uint32_t follow(child *ch, mmp_runner_rx *rx, size_t *next, mmp_case_resu
             return MMP_REASON_INTERRUPTED;
         }
         double t = now_s();
+        *elapsed_ms = (t - case_start) * 1e3;   /* the case in flight's time so far */
         if ((in_kernel && t - kernel_start > timeout) || t - case_start > 30 * timeout) {
             snprintf(why, why_size, "timeout: the case ran past %g s%s (child killed)", in_kernel ? timeout : 30 * timeout,
                      in_kernel ? " in the kernel" : "");
@@ -344,7 +345,8 @@ mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_
             if (o->prefork && waiting.pid == 0 && g1 < n && !stopped(o))
                 spawn(&waiting, cases, g1, group_end(cases, n, g1), o);   /* failing: none waits */
             char buf[600];
-            uint32_t reason = follow(&cur, rx, &next, results, cases, o, on_result, user, buf, sizeof buf);
+            double elapsed_ms = 0;
+            uint32_t reason = follow(&cur, rx, &next, results, cases, o, on_result, user, buf, sizeof buf, &elapsed_ms);
             kill_group(cur.pid);   /* done with, whatever the reason: grandchildren too */
             int status = 0;
             reap(cur.pid, &status, o);
@@ -364,8 +366,20 @@ mmp_status mmp_runner_run(mmp_case_result *results, const mmp_case *cases, size_
             if (reason == MMP_REASON_INTERRUPTED) break;
             mmp_case_result r;
             preset(&r, &cases[next], o, reason, buf);
+            r.time_total_ms = elapsed_ms;   /* a timed-out case took that long (JUnit, the table) */
             deliver(results, next, &r, on_result, user);
             next++;
+            if (reason == MMP_REASON_TIMEOUT && !o->after_timeout) {
+                /* a hung kernel would hang again: its other cases are skipped, saying why */
+                char msg[sizeof r.message];
+                snprintf(msg, sizeof msg, "skipped: %.200s timed out (%.120s); --run-after-timeout runs the rest",
+                         results[next - 1].id, buf);
+                for (; next < g1; next++) {
+                    preset(&r, &cases[next], o, 0, msg);
+                    r.verdict = MMP_VERDICT_SKIP;
+                    deliver(results, next, &r, on_result, user);
+                }
+            }
         }
         if (st == MMP_STATUS_OK) g0 = g1;
     }

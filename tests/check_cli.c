@@ -286,6 +286,53 @@ START_TEST(test_faulty_kernels_run_continues)
 }
 END_TEST
 
+/* A hung kernel costs one timeout: its later cases SKIP naming the case that timed out (unless
+ * --run-after-timeout), the timed-out case records the time it ran; other kernels run.
+ * --maxfail N / -x: the run stops after N failures, the rest SKIP, the report says why. */
+START_TEST(test_timeout_and_maxfail)
+{
+    write_file("hang.suite", "shape=8x8x8 kernel=mut_host_hang\nshape=9x9x9 kernel=mut_host_hang\n"
+                             "shape=10x10x10 kernel=mut_host_hang\nshape=8x8x8 kernel=host_f32\n");
+    char json[256];
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    for (int keep = 0; keep < 2; keep++) {
+        int rc = run(keep ? "validate --mutants --suite @/hang.suite --timeout 1 --run-after-timeout -o @/r.json"
+                          : "validate --mutants --suite @/hang.suite --timeout 1 -o @/r.json");
+        ck_assert_int_eq(rc, 1);
+        mmp_run r;
+        mmp_run_init(&r);
+        ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+        ck_assert_uint_eq(r.n_cases, 4);
+        for (size_t i = 0; i < r.n_cases; i++)
+            printf("keep %d %s: %s %.0f ms %s\n", keep, r.cases[i].id, mmp_verdict_name(r.cases[i].verdict),
+                   r.cases[i].time_total_ms, r.cases[i].message);
+        ck_assert(r.cases[0].verdict == MMP_VERDICT_ERROR && (r.cases[0].reasons & MMP_REASON_TIMEOUT));
+        ck_assert_msg(r.cases[0].time_total_ms >= 1000.0, "a timed-out case records %g ms", r.cases[0].time_total_ms);
+        for (size_t i = 1; i < 3; i++) {
+            if (keep) ck_assert(r.cases[i].verdict == MMP_VERDICT_ERROR && (r.cases[i].reasons & MMP_REASON_TIMEOUT));
+            else ck_assert_msg(r.cases[i].verdict == MMP_VERDICT_SKIP && strstr(r.cases[i].message, r.cases[0].id) &&
+                                   strstr(r.cases[i].message, "timed out"),
+                               "%s", r.cases[i].message);
+        }
+        ck_assert_int_eq(r.cases[3].verdict, MMP_VERDICT_PASS);
+        ck_assert(r.complete);
+        mmp_run_clear(&r);
+    }
+    int rc = run("validate --mutants --filter mut_host_* -x -o @/r.json");
+    ck_assert_int_eq(rc, 1);
+    ck_assert_msg(strstr(out_text, "0 pass, 1 fail, 0 error,") && strstr(out_text, "PARTIAL: stopped at --maxfail"), "%s",
+                  out_text);
+    mmp_run r;
+    mmp_run_init(&r);
+    ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert(!r.complete && !strcmp(r.interrupted_by, "--maxfail 1"));
+    ck_assert_int_eq(r.cases[r.n_cases - 1].verdict, MMP_VERDICT_SKIP);
+    ck_assert_ptr_nonnull(strstr(r.cases[r.n_cases - 1].message, "--maxfail"));
+    mmp_run_clear(&r);
+    ck_assert_int_eq(run("validate --maxfail 0 -o @/r.json"), 2);
+}
+END_TEST
+
 /* A case too large for the memory there is: ERROR "out of memory" for that case, the next case
  * runs. (Address space limited to 2 GiB; not under ASan, whose shadow memory needs more.) */
 START_TEST(test_out_of_memory)
@@ -440,6 +487,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_sigint);
     tcase_add_test(tc, test_sigterm);
     tcase_add_test(tc, test_faulty_kernels_run_continues);
+    tcase_add_test(tc, test_timeout_and_maxfail);
     tcase_add_test(tc, test_out_of_memory);
     tcase_add_test(tc, test_sanitize);
     tcase_add_test(tc, test_progress_lines);

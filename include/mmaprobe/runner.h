@@ -183,6 +183,8 @@ void mmp_cases_shard(mmp_case *cases, size_t *count, int shard_index, int shard_
 typedef struct mmp_runner_options {
     mmp_tolerance tol;             /* metrics.h: bound (default), probabilistic, bitwise, ... */
     double timeout_s;              /* per case (default 60) */
+    int after_timeout;             /* 0 (default): a kernel's cases after one that timed out
+                                      SKIP (a hung kernel costs one timeout); 1: they run */
     int isolate;                   /* 1 (default): each kernel's cases in a forked child */
     int prefork;                   /* 1 (default, with isolate): the next kernel's child is forked
                                       and creates its CUDA context while the current kernel runs */
