@@ -138,6 +138,13 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
         else if (!strcmp(o, "--no-prefork")) a->o.prefork = 0;
         else if (!strcmp(o, "--require-device")) a->require_device = 1;
         else if (!strcmp(o, "--run-after-timeout")) a->o.after_timeout = 1;
+        else if (!strcmp(o, "--heatmaps")) {
+            NEED();
+            if (!strcmp(v, "failing")) a->heatmaps = 0;
+            else if (!strcmp(v, "all")) a->heatmaps = 1;
+            else if (!strcmp(v, "none")) a->heatmaps = 2;
+            else return BAD("unknown --heatmaps '%s' (failing, all, none)", v);
+        }
         else if (!strcmp(o, "-x")) a->maxfail = 1;
         else if (!strcmp(o, "--maxfail")) {
             NEED();

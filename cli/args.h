@@ -34,6 +34,7 @@ typedef struct mmp_validate_args {
     int require_device;            /* --require-device: exit 3 unless a device kernel's case ran */
     const char *case_id;           /* --case ID: that one case, found in the suite given or a built-in one */
     int64_t maxfail;               /* --maxfail N / -x (1): stop after N FAIL/ERROR cases (0: never) */
+    int heatmaps;                  /* --heatmaps failing (0, default) | all (1) | none (2): which cases keep theirs */
     int suite_given;               /* --suite named */
     char filter_buf[4096];         /* several --filter: joined with ',' */
     mmp_runner_options o;

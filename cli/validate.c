@@ -5,6 +5,7 @@
  *                     [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate] [--no-prefork]
  *                     [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]
  *                     [--require-device] [--case ID] [--maxfail N | -x] [--run-after-timeout]
+ *                     [--heatmaps failing|all|none]
  *
  * Exit: 0 all PASS/SKIP, 1 a FAIL or ERROR, 2 usage/input (bad option, suite file, plugin, no
  * case matching), 3 environment (unwritable output — checked before any case runs —, a write
@@ -58,8 +59,18 @@ static void on_signal(int sig)
 static int64_t maxfail_limit, fails_seen;
 static int maxfail_hit;
 
+/* --heatmaps: which cases keep their error heatmap in the outputs (a 64 x 64 map per case made
+ * the documents of passing runs tens of MB); failing cases keep theirs by default. */
+static mmp_case_result *results_all;
+static int heatmap_policy;
+
 static void on_result(const mmp_case_result *r, size_t index, void *user)
 {
+    int failed = r->verdict == MMP_VERDICT_FAIL || r->verdict == MMP_VERDICT_ERROR;
+    if (results_all && (heatmap_policy == 2 || (heatmap_policy == 0 && !failed))) {
+        results_all[index].metrics.heat_rows = results_all[index].metrics.heat_cols = 0;
+        r = &results_all[index];
+    }
     mmp_progress_result(user, r, index);
     if (r->verdict == MMP_VERDICT_FAIL || r->verdict == MMP_VERDICT_ERROR) fails_seen++;
     if (maxfail_limit && fails_seen >= maxfail_limit && !stop_flag) {
@@ -88,7 +99,7 @@ static void rerun_options(char *buf, size_t size, int argc, char **argv)
         static const char *const valued[] = {"--filter", "--case", "--seed", "--shard", "-o", "--output", "--suite",
                                              "--plugin", "--tolerance", "--acc-model", "--atol", "--rtol", "--ulps",
                                              "--timeout", "--host-max-log2-work", "--device", "--sanitize", "--maxfail",
-                                             NULL};
+                                             "--heatmaps", NULL};
         for (int d = 0; valued[d]; d++) has_value |= strlen(valued[d]) == nl && !strncmp(a, valued[d], nl);
         int take_next = has_value && !(eq && nl < strlen(a));
         if (!skip) {
@@ -205,6 +216,7 @@ static void usage_validate(void)
            "         [--require-device]  (exit 3 unless a device kernel's case ran: a CI gate on a GPU runner)\n"
            "         [--case ID]  (one case by its ID, seed included: the re-run line printed after a failure)\n"
            "         [--maxfail N | -x]  (stop after N failures; the rest SKIP)  [--run-after-timeout]\n"
+           "         [--heatmaps failing|all|none]  (which cases keep their error heatmap; failing)\n"
            "  after a case times out, its kernel's remaining cases SKIP unless --run-after-timeout.\n"
            "  --filter takes a comma-separated list of globs on case IDs; '!GLOB' excludes ('*,!host_*');\n"
            "  several --filter options add up. --opt=value works for every option with a value.\n"
@@ -278,6 +290,8 @@ int mmp_cli_validate(int argc, char **argv)
     sigaction(SIGHUP, &sa, &old_hup);
     c.o.stop = &stop_flag;
     maxfail_limit = c.maxfail;
+    results_all = res;
+    heatmap_policy = c.heatmaps;
     fprintf(stderr, "mmaprobe validate: %zu cases (suite %s)\n", n, c.suite);
     st = mmp_runner_run(res, cases, n, &c.o, on_result, &ps);
     mmp_progress_finish(&ps);

@@ -428,6 +428,30 @@ START_TEST(test_failures_rerun)
                   out_text, err_text);
     rc = run("validate --case mut_host_drop_k_tile/f16.f16.f32/64x64x128/ab-1.5,0.5/uniform/s42 --mutants -o @/one.json");
     ck_assert_msg(rc == 1 && strstr(out_text, "0 pass, 1 fail"), "exit %d: %s", rc, out_text);
+    /* heatmaps: a failing case keeps its own, a passing one not unless --heatmaps all */
+    char json[256];
+    snprintf(json, sizeof json, "%s/h.json", tmpdir);
+    for (int all = 0; all < 2; all++) {
+        rc = run(all ? "validate --mutants --filter mut_host_drop_k_tile/*/uniform/*,host_f32/*/64x64x*/uniform/* "
+                       "--suite edge --heatmaps=all -o @/h.json"
+                     : "validate --mutants --filter mut_host_drop_k_tile/*/uniform/*,host_f32/*/64x64x*/uniform/* "
+                       "--suite edge -o @/h.json");
+        ck_assert_msg(rc == 1, "exit %d: %s", rc, err_text);
+        mmp_run r;
+        mmp_run_init(&r);
+        ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+        int fail_maps = 0, pass_maps = 0, fails = 0, passes = 0;
+        for (size_t i = 0; i < r.n_cases; i++) {
+            int has = r.cases[i].metrics.heat_rows > 0;
+            if (r.cases[i].verdict == MMP_VERDICT_FAIL) { fails++; fail_maps += has; }
+            if (r.cases[i].verdict == MMP_VERDICT_PASS) { passes++; pass_maps += has; }
+        }
+        ck_assert_msg(fails > 0 && passes > 0 && fail_maps == fails && pass_maps == (all ? passes : 0),
+                      "all %d: %d/%d failing and %d/%d passing cases with heatmaps", all, fail_maps, fails, pass_maps,
+                      passes);
+        mmp_run_clear(&r);
+    }
+    ck_assert_int_eq(run("validate --heatmaps some -o @/h.json"), 2);
 }
 END_TEST
 
