@@ -98,7 +98,7 @@ typedef struct mmp_doc_args {
     size_t n_inputs;               /* report: 1, diff: 2, merge: >= 1 */
 } mmp_doc_args;
 /* Bad usage is MMP_STATUS_INVALID with the message the subcommand prints before its usage line
- * ("unknown format (text, md, junit, html): pdf"). */
+ * ("unknown format (text, md, junit, html, csv): pdf"). */
 mmp_status mmp_doc_args_parse(mmp_doc_args *a, const char *cmd, int argc, char **argv);
 void mmp_doc_args_free(mmp_doc_args *a);
 

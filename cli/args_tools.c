@@ -229,7 +229,7 @@ static mmp_status doc_parse(mmp_doc_args *a, int cmd, int argc, char **argv)
         if (!argv[i]) return BAD("NULL argument %d", i);
         if (cmd == REPORT && (v = opt_value(argc, argv, &i, "--format"))) {
             if (mmp_report_format_from_name(&a->format, v) != MMP_STATUS_OK)
-                return BAD("unknown format (text, md, junit, html): %s", v);
+                return BAD("unknown format (text, md, junit, html, csv): %s", v);
         } else if (cmd == DIFF && (v = opt_value(argc, argv, &i, "--format"))) {
             if (!strcmp(v, "md") || !strcmp(v, "markdown")) a->markdown = 1;
             else if (!strcmp(v, "text")) a->markdown = 0;

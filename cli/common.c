@@ -18,7 +18,7 @@ int mmp_cli_fail(mmp_status st, const char *cmd)
 static void doc_usage_line(FILE *f, const char *cmd)
 {
     if (strcmp(cmd, "report") == 0)
-        fprintf(f, "usage: mmaprobe report RUN.json [--format text|md|junit|html] [-o FILE]\n");
+        fprintf(f, "usage: mmaprobe report RUN.json [--format text|md|junit|html|csv] [-o FILE]\n");
     else if (strcmp(cmd, "diff") == 0)
         fprintf(f, "usage: mmaprobe diff BASE.json NEW.json [--max-ratio-growth X] [--allow-missing] [--allow-skip]\n"
                    "                    [--format text|md] [-o FILE]\n"

@@ -1,4 +1,4 @@
-/* report.c — `mmaprobe report RUN.json [--format text|md|junit|html] [-o FILE]`: render a run
+/* report.c — `mmaprobe report RUN.json [--format text|md|junit|html|csv] [-o FILE]`: render a run
  * document (RUN.jsonl: a partial run). Exit 0 (rendered, whatever the verdicts); 2 for usage
  * errors and malformed inputs, 3 when the output cannot be written. */
 #include <errno.h>

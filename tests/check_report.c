@@ -645,6 +645,43 @@ START_TEST(fuzz_regressions)
 }
 END_TEST
 
+/* CSV: a header and one row per case; commas, quotes and line breaks quoted (RFC 4180), a
+ * field a spreadsheet would run as a formula defused, a SKIP's figures empty. */
+START_TEST(csv_rows)
+{
+    mmp_run run;
+    ck_assert_int_eq(mmp_report_sample(&run), MMP_STATUS_OK);
+    mmp_case_result *c = &run.cases[0];
+    snprintf(c->message, sizeof c->message, "say \"hi\", twice\nthen stop");
+    snprintf(c->kernel, sizeof c->kernel, "=HYPERLINK(1)");
+    size_t skip = run.n_cases;
+    for (size_t i = 0; i < run.n_cases; i++)
+        if (run.cases[i].verdict == MMP_VERDICT_SKIP) skip = i;
+    ck_assert_uint_lt(skip, run.n_cases);
+    size_t len;
+    char *s = render(&run, MMP_REPORT_CSV, &len);
+    ck_assert_msg(!strncmp(s, "id,kernel,family,precision,m,n,k,lda,ldb,ldd,dist,seed,suite,verdict,reasons,"
+                              "err_over_bound,max_ulp,", 90), "%.200s", s);
+    size_t rows = 0;
+    for (const char *p = s; (p = strstr(p, "\r\n")); p += 2) rows++;
+    ck_assert_uint_eq(rows, run.n_cases + 1);
+    ck_assert_ptr_nonnull(strstr(s, ",\"say \"\"hi\"\", twice then stop\"\r\n"));
+    ck_assert_ptr_nonnull(strstr(s, ",\"'=HYPERLINK(1)\","));
+    /* the SKIP row: after its verdict and reasons, the four figures are empty */
+    const char *row = strstr(s, run.cases[skip].id);
+    ck_assert_ptr_nonnull(row);
+    ck_assert_msg(strstr(row, ",SKIP,") && strstr(row, ",SKIP,") < strstr(row, "\r\n"), "%.300s", row);
+    const char *after = strstr(row, ",SKIP,") + 6;
+    const char *figs = strchr(after, ',');   /* past the reasons */
+    ck_assert_msg(figs && !strncmp(figs, ",,,,,", 5), "%.200s", row);
+    free(s);
+    mmp_report_format f;
+    ck_assert_int_eq(mmp_report_format_from_name(&f, "csv"), MMP_STATUS_OK);
+    ck_assert_int_eq(f, MMP_REPORT_CSV);
+    mmp_run_clear(&run);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
@@ -654,6 +691,7 @@ static Suite *report_suite(void)
     tcase_add_test(t, planted_pattern_in_sample);
     tcase_add_test(t, nonfinite_and_extremes_round_trip);
     tcase_add_test(t, jsonl_lines);
+    tcase_add_test(t, csv_rows);
     tcase_add_loop_test(t, malformed_is_parse_error, 0, (int)(sizeof bad_docs / sizeof bad_docs[0]));
     tcase_add_test(t, deep_nesting_and_positions);
     tcase_add_test(t, parser_decodes);

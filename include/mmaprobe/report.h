@@ -86,7 +86,7 @@ mmp_status mmp_report_summarise(mmp_summary_row **rows, size_t *n, const mmp_run
 int mmp_report_counts(const mmp_run *run, int64_t counts[MMP_VERDICT_COUNT_]);
 
 typedef enum mmp_report_format {
-    MMP_REPORT_TEXT, MMP_REPORT_MD, MMP_REPORT_JUNIT, MMP_REPORT_HTML, MMP_REPORT_FORMAT_COUNT_
+    MMP_REPORT_TEXT, MMP_REPORT_MD, MMP_REPORT_JUNIT, MMP_REPORT_HTML, MMP_REPORT_CSV, MMP_REPORT_FORMAT_COUNT_
 } mmp_report_format;
 /* MMP_STATUS_INVALID for an unknown name ("markdown" is md). */
 mmp_status mmp_report_format_from_name(mmp_report_format *f, const char *name);
@@ -94,6 +94,7 @@ mmp_status mmp_report_render(FILE *out, const mmp_run *run, mmp_report_format fo
 void mmp_report_print_md(FILE *out, const mmp_run *run);
 void mmp_report_print_junit(FILE *out, const mmp_run *run);
 void mmp_report_print_html(FILE *out, const mmp_run *run);
+void mmp_report_print_csv(FILE *out, const mmp_run *run);   /* one row per case (render_csv.c) */
 
 /* Regressions of cur against base. A regression: a case that PASSed (or is new) and now FAILs
  * or ERRORs; a case measured in both whose max_ratio_det grew by more than max_ratio_growth
