@@ -195,7 +195,7 @@ int main(int argc, char **argv)
     mmp_env_print(stdout, &e, "# ");
     if (reference) return bench_reference(&p, with_mpfr);
     if (st != MMP_STATUS_OK || e.device < 0) {
-        printf("SKIP: no CUDA device (%s)\n", e.no_device_reason);
+        printf("SKIP: %s\n", e.no_device_reason[0] ? e.no_device_reason : "no CUDA device");
         return MMP_EXIT_SKIP;
     }
 #ifdef MMP_HAVE_CUDA

@@ -245,7 +245,7 @@ int mmp_cli_validate(int argc, char **argv)
     mmp_env_print(stdout, &env, "# ");
     if (est != MMP_STATUS_OK) {
         c.o.have_device = 0;
-        snprintf(c.o.no_device_reason, sizeof c.o.no_device_reason, "no CUDA device (%s)", env.no_device_reason);
+        snprintf(c.o.no_device_reason, sizeof c.o.no_device_reason, "%s", env.no_device_reason);   /* "no CUDA device (...)" */
     }
     mmp_case *cases;
     size_t n;

@@ -41,12 +41,15 @@ void mmp_runner_print_table(FILE *out, const mmp_case_result *res, size_t n)
     fprintf(out, "%-28s %-16s %5s %5s %5s %5s %11s %9s %9s\n", "kernel", "precision", "pass", "fail", "error",
             "skip", "err/bound", "max ulp", "time s");
     for (size_t j = 0; j < nr; j++) {
-        char ratio[24];
-        if (isnan(rows[j].worst_ratio)) snprintf(ratio, sizeof ratio, "none");
+        char ratio[24], ulp[24];
+        const int measured = rows[j].count[0] + rows[j].count[1] > 0;   /* a PASS or FAIL case: figures */
+        if (!measured) snprintf(ratio, sizeof ratio, "-");
+        else if (isnan(rows[j].worst_ratio)) snprintf(ratio, sizeof ratio, "none");
         else snprintf(ratio, sizeof ratio, "%.3g", rows[j].worst_ratio);
-        fprintf(out, "%-28s %-16s %5d %5d %5d %5d %11s %9.3g %9.2f\n", rows[j].kernel, rows[j].precision,
-                rows[j].count[0], rows[j].count[1], rows[j].count[2], rows[j].count[3], ratio,
-                rows[j].max_ulp, rows[j].ms / 1e3);
+        if (measured) snprintf(ulp, sizeof ulp, "%.3g", rows[j].max_ulp);
+        else snprintf(ulp, sizeof ulp, "-");
+        fprintf(out, "%-28s %-16s %5d %5d %5d %5d %11s %9s %9.2f\n", rows[j].kernel, rows[j].precision,
+                rows[j].count[0], rows[j].count[1], rows[j].count[2], rows[j].count[3], ratio, ulp, rows[j].ms / 1e3);
     }
     mmp_stage_print(out, stages);
 }

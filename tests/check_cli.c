@@ -170,6 +170,20 @@ START_TEST(test_no_device)
     rc = run(args);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err_text);
     ck_assert_ptr_nonnull(strstr(out_text, "1 pass, 0 fail, 0 error, 1 skip"));
+    /* the skipped kernel's table row has no figures, and its reason is said once */
+    const char *row = strstr(out_text, "\nfix_device_f32 ");
+    ck_assert_msg(row && strstr(row, "      -         -"), "%s", out_text);
+    char json[256];
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    mmp_run doc;
+    mmp_run_init(&doc);
+    ck_assert_msg(mmp_report_read_json(&doc, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    for (size_t i = 0; i < doc.n_cases; i++)
+        if (doc.cases[i].verdict == MMP_VERDICT_SKIP)
+            ck_assert_msg(strstr(doc.cases[i].message, "no CUDA device") &&
+                              !strstr(doc.cases[i].message, "no CUDA device (no CUDA device"),
+                          "%s", doc.cases[i].message);
+    mmp_run_clear(&doc);
     /* --require-device: a CI job on a GPU runner that lost its GPU must not pass on host cases */
     snprintf(args, sizeof args, "validate --plugin %s --suite @/mix.suite --require-device -o @/r.json", p);
     rc = run(args);
