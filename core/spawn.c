@@ -8,6 +8,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,12 @@
 #include "mmaprobe/sysio.h"
 
 extern char **environ;
+
+void mmp_spawn_die_with_parent(int parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != (pid_t)parent) _exit(1);   /* it died before the call: no signal will come */
+}
 
 mmp_status mmp_spawn_read(mmp_child *c, char *const argv[], int flags)
 {

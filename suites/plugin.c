@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "mmaprobe/runner.h"
+#include "mmaprobe/sysio.h"
 
 static int valid_name(const char *s)
 {
@@ -175,6 +176,7 @@ mmp_status mmp_plugin_load(const mmp_kernel_desc **kernels, size_t *count, const
         return MMP_ERR(errno == EMFILE || errno == ENFILE ? MMP_STATUS_IO : MMP_STATUS_INTERNAL,
                        "plugin %s: cannot check it: pipe: %s", path, strerror(errno));
     fflush(NULL);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -184,6 +186,7 @@ mmp_status mmp_plugin_load(const mmp_kernel_desc **kernels, size_t *count, const
                        "plugin %s: cannot check it: fork: %s", path, strerror(e));
     }
     if (pid == 0) {
+        mmp_spawn_die_with_parent(parent);
         close(fds[0]);
         const mmp_kernel_desc *k;
         size_t n;

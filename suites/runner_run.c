@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "runner_internal.h"
+#include "mmaprobe/sysio.h"
 
 static double now_s(void)
 {
@@ -126,6 +127,7 @@ static mmp_status spawn(child *ch, const mmp_case *cases, size_t from, size_t to
     }
     uint64_t nonce = random_nonce();
     fflush(NULL);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -134,6 +136,7 @@ static mmp_status spawn(child *ch, const mmp_case *cases, size_t from, size_t to
     }
     if (pid == 0) {
         setpgid(0, 0);   /* its own process group: what the kernel starts is killed with it */
+        mmp_spawn_die_with_parent(parent);   /* and it never outlives mmaprobe (SIGKILL included) */
         int fd = mmp_runner_child_descriptors(fds[1], gos[0], nonce);
         double ctx = mmp_runner_warm_up(&cases[from], o);
         char b;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "mmaprobe/runner.h"
+#include "mmaprobe/sysio.h"
 
 #define PREFIX "========="
 
@@ -165,9 +166,11 @@ static mmp_status run_capture(char **out, size_t *out_len, int *status, char *co
     int fds[2];
     if (pipe(fds) != 0) return MMP_ERR(MMP_STATUS_INTERNAL, "pipe: %s", strerror(errno));
     fflush(NULL);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) { close(fds[0]); close(fds[1]); return MMP_ERR(MMP_STATUS_INTERNAL, "fork: %s", strerror(errno)); }
     if (pid == 0) {
+        mmp_spawn_die_with_parent(parent);   /* the sanitizer (and the run under it) dies with mmaprobe */
         dup2(fds[1], 1);
         dup2(fds[1], 2);
         close(fds[0]);

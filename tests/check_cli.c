@@ -8,6 +8,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -347,6 +350,51 @@ START_TEST(test_timeout_and_maxfail)
 }
 END_TEST
 
+/* mmaprobe killed with SIGKILL (no handler runs) while a kernel hangs: the kernel's process
+ * dies with it instead of hanging on forever. This test process adopts the orphans (a child
+ * subreaper) and waits for every descendant to be gone. */
+START_TEST(test_parent_killed)
+{
+    ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    write_file("hang1.suite", "shape=8x8x8 kernel=mut_host_hang\n");
+    char suite[256], json[256];
+    snprintf(suite, sizeof suite, "%s/hang1.suite", tmpdir);
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    char *argv[] = {"mmaprobe", "validate", "--mutants", "--suite", suite, "--timeout", "600", "--no-prefork", "-o", json, NULL};
+    pid_t pid = start(argv);
+    char e[128];
+    snprintf(e, sizeof e, "%s/stderr", tmpdir);
+    for (int i = 0; i < 200 && !strstr(err_text, "1 cases"); i++) {   /* the run has started */
+        usleep(50000);
+        slurp(err_text, sizeof err_text, e);
+    }
+    usleep(1500000);   /* its kernel's process is in the hang by now */
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    int gone = 0;
+    for (int i = 0; i < 200 && !gone; i++) {   /* up to 10 s for the adopted kernel process */
+        pid_t w = waitpid(-1, &st, WNOHANG);
+        if (w < 0 && errno == ECHILD) gone = 1;
+        else if (w == 0) usleep(50000);
+    }
+    if (!gone) {   /* leave no hung process behind: kill the adopted ones' process groups */
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+            char path[300], line[256];
+            snprintf(path, sizeof path, "/proc/%s/status", de->d_name);
+            FILE *f = fopen(path, "r");
+            while (f && fgets(line, sizeof line, f))
+                if (!strncmp(line, "PPid:", 5) && atoi(line + 5) == getpid()) kill(-atoi(de->d_name), SIGKILL);
+            if (f) fclose(f);
+        }
+        if (d) closedir(d);
+    }
+    ck_assert_msg(gone, "a kernel's process outlived mmaprobe killed with SIGKILL");
+}
+END_TEST
+
 /* A case too large for the memory there is: ERROR "out of memory" for that case, the next case
  * runs. (Address space limited to 2 GiB; not under ASan, whose shadow memory needs more.) */
 START_TEST(test_out_of_memory)
@@ -526,6 +574,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_sigterm);
     tcase_add_test(tc, test_faulty_kernels_run_continues);
     tcase_add_test(tc, test_timeout_and_maxfail);
+    tcase_add_test(tc, test_parent_killed);
     tcase_add_test(tc, test_out_of_memory);
     tcase_add_test(tc, test_sanitize);
     tcase_add_test(tc, test_progress_lines);

@@ -63,6 +63,10 @@ enum {
 mmp_status mmp_spawn_read(mmp_child *c, char *const argv[], int flags);
 /* Close c->out and wait for the child: its wait status (as waitpid gives it), or -1. */
 int mmp_spawn_wait(mmp_child *c);
+/* In a forked child: die (SIGKILL) when the process that forked it dies, even by SIGKILL, so
+ * that no kernel's process outlives mmaprobe; parent is that process's pid (getpid() before the
+ * fork: if it is already gone, the child exits at once). */
+void mmp_spawn_die_with_parent(int parent);
 /* The first executable regular file called name in the directories of $PATH, then of extra
  * (':'-separated; may be NULL): its path in buf and 0, or -1 when there is none. */
 int mmp_spawn_which(char *buf, size_t size, const char *name, const char *extra);
