@@ -5,8 +5,9 @@
  * (bitwise, any NaN equals any NaN); then fit block size, extra alignment bits and output
  * rounding from the vectors alone and print both. Reliable sets must have 0 mismatches; the
  * FP8 sets with fp16 output are unreliable (README): their counts are printed, not checked.
- * Exits 77 (skip) when the data directory is missing ($MMP_VECTORS_DIR, or
- * ../shared/data/mma-vectors beside the source tree).
+ * Data: $MMP_VECTORS_DIR, or ../shared/data/mma-vectors beside the source tree (the full set),
+ * else tests/data/mma-vectors (the committed subset: the first 500 vectors of every file);
+ * exits 77 (skip) only when none is there.
  *
  * Run: build/check_model_vectors   (MMP_VECTORS_DIR=/path/to/mma-vectors to point elsewhere)
  */
