@@ -138,6 +138,7 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
         else if (!strcmp(o, "--no-prefork")) a->o.prefork = 0;
         else if (!strcmp(o, "--require-device")) a->require_device = 1;
         else if (!strcmp(o, "--run-after-timeout")) a->o.after_timeout = 1;
+        else if (!strcmp(o, "--with-builtins")) a->with_builtins = 1;
         else if (!strcmp(o, "--heatmaps")) {
             NEED();
             if (!strcmp(v, "failing")) a->heatmaps = 0;
@@ -246,11 +247,33 @@ mmp_status mmp_validate_args_kernels(size_t *nk, const mmp_validate_args *c)
     return MMP_STATUS_OK;
 }
 
-static mmp_status suite_cases(mmp_case **cases, size_t *n, size_t nk, const char *suite, const char *filter,
-                              uint64_t seed)
+/* With --plugin, a built-in suite and neither --with-builtins, --filter nor --case: the plugins'
+ * kernels (and the mutants with --mutants) only, the order kept; else every kernel. */
+static const mmp_kernel_desc *chosen[MAX_KERNELS];
+static size_t choose_kernels(const mmp_validate_args *c, size_t nk, int *builtin_ops)
 {
-    MMP_TRY(mmp_cases_build(cases, n, suite, all_kernels, nk, filter, seed));
-    mmp_status st = mmp_cases_add_operators(cases, n, suite, filter, seed);
+    *builtin_ops = 1;
+    const int builtin_suite = !strcmp(c->suite, "smoke") || !strcmp(c->suite, "edge") || !strcmp(c->suite, "full");
+    if (!c->n_plugins || c->with_builtins || c->filter || c->case_id || !builtin_suite) {   /* a suite file names its kernels */
+        memcpy(chosen, all_kernels, nk * sizeof *chosen);
+        return nk;
+    }
+    size_t nd, ns = 0;
+    const mmp_kernel_desc *const *def = mmp_registry_kernels(&nd, MMP_REGISTRY_DEFAULT);
+    for (size_t i = 0; i < nk; i++) {
+        int builtin = 0;
+        for (size_t j = 0; j < nd && !builtin; j++) builtin = def[j] == all_kernels[i];
+        if (!builtin) chosen[ns++] = all_kernels[i];   /* a plugin's, or a mutant (--mutants) */
+    }
+    *builtin_ops = 0;
+    return ns;
+}
+
+static mmp_status suite_cases(mmp_case **cases, size_t *n, size_t nk, const char *suite, const char *filter,
+                              uint64_t seed, int builtin_ops)
+{
+    MMP_TRY(mmp_cases_build(cases, n, suite, chosen, nk, filter, seed));
+    mmp_status st = builtin_ops ? mmp_cases_add_operators(cases, n, suite, filter, seed) : MMP_STATUS_OK;
     if (st != MMP_STATUS_OK) {
         mmp_cases_free(*cases);
         *cases = NULL;
@@ -265,12 +288,14 @@ mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, mmp_validate_arg
     *cases = NULL;
     *n = 0;
     MMP_TRY(mmp_validate_args_kernels(&nk, c));
-    if (!c->case_id) return suite_cases(cases, n, nk, c->suite, c->filter, c->seed);
+    int ops;
+    nk = choose_kernels(c, nk, &ops);
+    if (!c->case_id) return suite_cases(cases, n, nk, c->suite, c->filter, c->seed, ops);
     const uint64_t seed = c->seed;   /* the ID's (parsed with the options) */
     const char *suites[] = {c->suite_given ? c->suite : NULL, "smoke", "edge", "full"};
     for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
         if (!suites[s] || (s > 0 && c->suite_given && !strcmp(suites[s], c->suite))) continue;
-        MMP_TRY(suite_cases(cases, n, nk, suites[s], NULL, seed));   /* matched exactly: IDs may hold ',' */
+        MMP_TRY(suite_cases(cases, n, nk, suites[s], NULL, seed, ops));   /* matched exactly: IDs may hold ',' */
         size_t keep = 0;
         for (size_t i = 0; i < *n && !keep; i++)
             if (!strcmp((*cases)[i].id, c->case_id)) (*cases)[keep++] = (*cases)[i];

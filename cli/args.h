@@ -35,6 +35,8 @@ typedef struct mmp_validate_args {
     const char *case_id;           /* --case ID: that one case, found in the suite given or a built-in one */
     int64_t maxfail;               /* --maxfail N / -x (1): stop after N FAIL/ERROR cases (0: never) */
     int heatmaps;                  /* --heatmaps failing (0, default) | all (1) | none (2): which cases keep theirs */
+    int with_builtins;             /* --with-builtins: with --plugin, the built-in kernels too (else only
+                                      the plugins' kernels run, unless --filter or --case chooses) */
     int suite_given;               /* --suite named */
     char filter_buf[4096];         /* several --filter: joined with ',' */
     mmp_runner_options o;

@@ -5,7 +5,7 @@
  *                     [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate] [--no-prefork]
  *                     [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]
  *                     [--require-device] [--case ID] [--maxfail N | -x] [--run-after-timeout]
- *                     [--heatmaps failing|all|none]
+ *                     [--heatmaps failing|all|none] [--with-builtins]
  *
  * Exit: 0 all PASS/SKIP, 1 a FAIL or ERROR, 2 usage/input (bad option, suite file, plugin, no
  * case matching), 3 environment (unwritable output — checked before any case runs —, a write
@@ -217,6 +217,7 @@ static void usage_validate(void)
            "         [--case ID]  (one case by its ID, seed included: the re-run line printed after a failure)\n"
            "         [--maxfail N | -x]  (stop after N failures; the rest SKIP)  [--run-after-timeout]\n"
            "         [--heatmaps failing|all|none]  (which cases keep their error heatmap; failing)\n"
+           "  --plugin runs only the plugins' kernels unless --with-builtins (or --filter/--case) asks for more.\n"
            "  after a case times out, its kernel's remaining cases SKIP unless --run-after-timeout.\n"
            "  --filter takes a comma-separated list of globs on case IDs; '!GLOB' excludes ('*,!host_*');\n"
            "  several --filter options add up. --opt=value works for every option with a value.\n"

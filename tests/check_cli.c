@@ -395,6 +395,35 @@ START_TEST(test_parent_killed)
 }
 END_TEST
 
+/* --plugin runs the plugin's kernels only (a user validating theirs does not wait for the 69
+ * built-in ones); --with-builtins, a --filter or a suite file bring others in. */
+START_TEST(test_plugin_only)
+{
+    char p[4096], args[4400];
+    plugin_path(p, sizeof p, "good");
+    snprintf(args, sizeof args, "validate --plugin %s -o @/r.json", p);
+    int rc = run(args);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err_text);
+    char json[256];
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    mmp_run r;
+    mmp_run_init(&r);
+    ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_uint_gt(r.n_cases, 0);
+    for (size_t i = 0; i < r.n_cases; i++) ck_assert_str_eq(r.cases[i].kernel, "fix_good_f32");
+    size_t only = r.n_cases;
+    mmp_run_clear(&r);
+    snprintf(args, sizeof args, "validate --plugin %s --with-builtins --filter fix_good_f32/*,host_f32/* -o @/r.json", p);
+    ck_assert_int_eq(run(args), 0);
+    mmp_run_init(&r);
+    ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    size_t host = 0;
+    for (size_t i = 0; i < r.n_cases; i++) host += !strcmp(r.cases[i].kernel, "host_f32");
+    ck_assert_msg(host > 0 && r.n_cases == only + host, "%zu cases, %zu of host_f32", r.n_cases, host);
+    mmp_run_clear(&r);
+}
+END_TEST
+
 /* A case too large for the memory there is: ERROR "out of memory" for that case, the next case
  * runs. (Address space limited to 2 GiB; not under ASan, whose shadow memory needs more.) */
 START_TEST(test_out_of_memory)
@@ -575,6 +604,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_faulty_kernels_run_continues);
     tcase_add_test(tc, test_timeout_and_maxfail);
     tcase_add_test(tc, test_parent_killed);
+    tcase_add_test(tc, test_plugin_only);
     tcase_add_test(tc, test_out_of_memory);
     tcase_add_test(tc, test_sanitize);
     tcase_add_test(tc, test_progress_lines);
