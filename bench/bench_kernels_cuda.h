@@ -181,9 +181,9 @@ static int bench_size(double *ms, int *sets_used, char *why, dev_state *ds, cons
     memset(&args, 0, sizeof args);
     args.m = args.n = args.k = N;
     if (k) {
-        args.layout_a = (k->layouts_a & MMP_LAYOUTS_ROW) ? MMP_LAYOUT_ROW : MMP_LAYOUT_COL;
-        args.layout_b = (k->layouts_b & MMP_LAYOUTS_COL) ? MMP_LAYOUT_COL : MMP_LAYOUT_ROW;
-        args.layout_d = (k->layouts_d & MMP_LAYOUTS_ROW) ? MMP_LAYOUT_ROW : MMP_LAYOUT_COL;
+        args.layout_a = mmp_layouts_has(k->layouts_a, MMP_LAYOUT_ROW) ? MMP_LAYOUT_ROW : MMP_LAYOUT_COL;
+        args.layout_b = mmp_layouts_has(k->layouts_b, MMP_LAYOUT_COL) ? MMP_LAYOUT_COL : MMP_LAYOUT_ROW;
+        args.layout_d = mmp_layouts_has(k->layouts_d, MMP_LAYOUT_ROW) ? MMP_LAYOUT_ROW : MMP_LAYOUT_COL;
     }
     args.layout_c = args.layout_d;
     args.lda = args.ldb = args.ldc = args.ldd = N;     /* square and tight: N either way */

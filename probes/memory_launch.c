@@ -36,9 +36,9 @@ mmp_status mmp_memory_launch_kernel(const char *name, int64_t size)
     mmp_kernel_args a;
     memset(&a, 0, sizeof a);
     a.m = m; a.n = n; a.k = k;
-    a.layout_a = (d->layouts_a & MMP_LAYOUTS_ROW) ? 0 : 1;
-    a.layout_b = (d->layouts_b & MMP_LAYOUTS_ROW) ? 0 : 1;
-    a.layout_d = (d->layouts_d & MMP_LAYOUTS_ROW) ? 0 : 1;
+    a.layout_a = mmp_layouts_has(d->layouts_a, 0 /* MMP_LAYOUT_ROW */) ? 0 : 1;
+    a.layout_b = mmp_layouts_has(d->layouts_b, 0 /* MMP_LAYOUT_ROW */) ? 0 : 1;
+    a.layout_d = mmp_layouts_has(d->layouts_d, 0 /* MMP_LAYOUT_ROW */) ? 0 : 1;
     a.layout_c = a.layout_d;
     a.lda = a.layout_a == 0 ? k : m;
     a.ldb = a.layout_b == 0 ? n : k;

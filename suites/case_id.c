@@ -28,7 +28,7 @@ void mmp_case_precision(char *buf, size_t size, const mmp_kernel_desc *k)
     snprintf(buf, size, "%s.%s.%s", a, b, d);
 }
 
-static mmp_layout first_layout(uint32_t mask) { return (mask & MMP_LAYOUTS_ROW) || !mask ? MMP_LAYOUT_ROW : MMP_LAYOUT_COL; }
+static mmp_layout first_layout(uint32_t mask) { return mmp_layouts_has(mask, MMP_LAYOUT_ROW) || !(mask & 3u) ? MMP_LAYOUT_ROW : MMP_LAYOUT_COL; }
 
 void mmp_case_init(mmp_case *c, const mmp_kernel_desc *k, int64_t m, int64_t n, int64_t kk, mmp_dist d,
                    uint64_t seed)

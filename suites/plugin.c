@@ -54,8 +54,17 @@ mmp_status mmp_plugin_check_desc(const mmp_kernel_desc *d)
     if (d->mul_format != -1 && !mmp_format_get_info((mmp_format)d->mul_format))
         return MMP_ERR(MMP_STATUS_INVALID, "%s: mul_format %d out of range", d->name, (int)d->mul_format);
     if (d->acc_bits < 0 || d->acc_bits > 64) return MMP_ERR(MMP_STATUS_INVALID, "%s: acc_bits %d out of range", d->name, (int)d->acc_bits);
-    if (d->layouts_a < 1 || d->layouts_a > 3 || d->layouts_b < 1 || d->layouts_b > 3 || d->layouts_d < 1 || d->layouts_d > 3)
-        return MMP_ERR(MMP_STATUS_INVALID, "%s: layout masks must be 1 (row), 2 (col) or 3 (any)", d->name);
+    const uint32_t masks[3] = {d->layouts_a, d->layouts_b, d->layouts_d};
+    static const char *const mname[3] = {"layouts_a", "layouts_b", "layouts_d"};
+    for (int i = 0; i < 3; i++) {
+        if (masks[i] <= 1)   /* MMP_LAYOUT_ROW (0) or MMP_LAYOUT_COL (1) where a mask belongs */
+            return MMP_ERR(MMP_STATUS_INVALID, "%s: %s = %u is a layout value (MMP_LAYOUT_%s), not a mask: use "
+                           "MMP_LAYOUTS_ROW, MMP_LAYOUTS_COL or MMP_LAYOUTS_ANY", d->name, mname[i], masks[i],
+                           masks[i] ? "COL" : "ROW");
+        if (!(masks[i] & MMP_LAYOUTS_TAG) || (masks[i] & ~MMP_LAYOUTS_ANY) || !(masks[i] & 3u))
+            return MMP_ERR(MMP_STATUS_INVALID, "%s: %s = %#x is not MMP_LAYOUTS_ROW, MMP_LAYOUTS_COL or MMP_LAYOUTS_ANY",
+                           d->name, mname[i], masks[i]);
+    }
     if (d->m_multiple < 1 || d->n_multiple < 1 || d->k_multiple < 1 || d->m_multiple > 4096 ||
         d->n_multiple > 4096 || d->k_multiple > 4096)
         return MMP_ERR(MMP_STATUS_INVALID, "%s: shape multiples must be in 1..4096", d->name);
@@ -93,20 +102,24 @@ static mmp_status load_here(const mmp_kernel_desc **kernels, size_t *count, cons
     if (!fn) return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: no symbol %s", path, MMP_PLUGIN_SYMBOL);
     uint32_t n = 0, v = 0;
     const mmp_kernel_desc *k = fn(&n, &v);
-    if (v != MMP_KERNEL_ABI_VERSION && v != MMP_KERNEL_ABI_VERSION_1_0)
-        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: ABI version %u, this mmaprobe speaks %u.%u (and 1.0, reported as 1)",
+    if (v != MMP_KERNEL_ABI_VERSION && v != MMP_KERNEL_ABI_VERSION_1_1 && v != MMP_KERNEL_ABI_VERSION_1_0)
+        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: ABI version %u, this mmaprobe speaks %u.%u (and 1.1, and 1.0 reported as 1)",
                        path, v, MMP_KERNEL_ABI_VERSION >> 16, MMP_KERNEL_ABI_VERSION & 0xffffu);
     if (!k || n == 0 || n > 1024)
         return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: %s", path, !k ? "NULL kernel table" : "kernel count must be 1..1024");
-    if (v == MMP_KERNEL_ABI_VERSION_1_0) {
-        /* a 1.0 table: rows of the shorter struct; copied into current rows, the appended
-         * fields 0 (nearest output rounding, subnormals kept). Kept for the process's life,
-         * as the library is. */
+    if (v != MMP_KERNEL_ABI_VERSION) {
+        /* a 1.0 or 1.1 table: copied into current rows (1.0 rows are shorter: the appended
+         * fields 0, nearest output rounding and subnormals kept), the untagged masks of those
+         * versions (1 row, 2 col, 3 any) tagged. Kept for the process's life, as the library is. */
+        const size_t row = v == MMP_KERNEL_ABI_VERSION_1_0 ? MMP_KERNEL_DESC_SIZE_1_0 : sizeof(mmp_kernel_desc);
         mmp_kernel_desc *cp = calloc(n, sizeof *cp);
         if (!cp) return MMP_ERR(MMP_STATUS_NO_MEMORY, "plugin %s: out of memory", path);
         for (uint32_t i = 0; i < n; i++) {
-            memcpy(&cp[i], (const char *)k + (size_t)i * MMP_KERNEL_DESC_SIZE_1_0, MMP_KERNEL_DESC_SIZE_1_0);
-            if (cp[i].abi_version == MMP_KERNEL_ABI_VERSION_1_0) cp[i].abi_version = MMP_KERNEL_ABI_VERSION;
+            memcpy(&cp[i], (const char *)k + (size_t)i * row, row);
+            if (cp[i].abi_version == v) cp[i].abi_version = MMP_KERNEL_ABI_VERSION;
+            uint32_t *m[3] = {&cp[i].layouts_a, &cp[i].layouts_b, &cp[i].layouts_d};
+            for (int j = 0; j < 3; j++)
+                if (*m[j] >= 1 && *m[j] <= 3) *m[j] |= MMP_LAYOUTS_TAG;
         }
         k = cp;
     }

@@ -26,15 +26,16 @@ typedef struct {
 
 static const bad_plugin bad[] = {
     {"no_symbol", "no symbol mmp_plugin_kernels", NULL},
-    {"abi", "ABI version 99, this mmaprobe speaks 1.1", NULL},
-    {"desc_abi", "descriptor ABI version 2, this mmaprobe speaks 1.1", NULL},
+    {"abi", "ABI version 99, this mmaprobe speaks 1.2", NULL},
+    {"desc_abi", "descriptor ABI version 2, this mmaprobe speaks 1.2", NULL},
     {"null_table", "NULL kernel table", NULL},
     {"zero_count", "kernel count must be 1..1024", NULL},
     {"null_entry", "NULL entry point (run)", NULL},
     {"null_name", "kernel name must be 1-63 of [a-z0-9_]", NULL},
     {"bad_name", "kernel name must be 1-63 of [a-z0-9_]", NULL},
     {"bad_format", "a_format 99 out of range", NULL},
-    {"bad_layout", "layout masks must be 1 (row), 2 (col) or 3 (any)", NULL},
+    {"bad_layout", "layouts_a = 0x4 is not MMP_LAYOUTS_ROW, MMP_LAYOUTS_COL or MMP_LAYOUTS_ANY", NULL},
+    {"layout_value", "layouts_b = 1 is a layout value (MMP_LAYOUT_COL), not a mask: use MMP_LAYOUTS_ROW", NULL},
     {"bad_multiple", "shape multiples must be in 1..4096", NULL},
     {"int8_fp16", "int32 accumulation with fp16 output is not supported", NULL},
     {"crash_ctor", "crashed while loading (signal 11", "loading process failed"},
@@ -95,6 +96,15 @@ START_TEST(test_abi10_plugin_loads)
     ck_assert_int_eq(k[1].out_round, 0);
     ck_assert_int_eq(k[1].flush_subnormals, 0);
     ck_assert_uint_eq(k[1].abi_version, MMP_KERNEL_ABI_VERSION);
+    ck_assert_uint_eq(k[0].layouts_a, MMP_LAYOUTS_ROW);   /* 1.0's untagged masks, tagged */
+    ck_assert_uint_eq(k[0].layouts_b, MMP_LAYOUTS_ANY);
+    /* a 1.1 table (full rows, untagged masks) loads too, masks tagged */
+    fixture(path, sizeof path, "abi11");
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(k[0].name, "fix_abi11_f32");
+    ck_assert_uint_eq(k[0].layouts_b, MMP_LAYOUTS_ROW);
+    ck_assert_uint_eq(k[0].abi_version, MMP_KERNEL_ABI_VERSION);
 }
 END_TEST
 

@@ -11,8 +11,8 @@
  *     static int run(const mmp_kernel_args *a) { my_gemm<<<...,(cudaStream_t)a->stream>>>(...); return 0; }
  *     static const mmp_kernel_desc k[] = {{ .abi_version = MMP_KERNEL_ABI_VERSION, .name = "mine",
  *         .a_format = MMP_FORMAT_FP16, .b_format = MMP_FORMAT_FP16, .c_format = MMP_FORMAT_FP32,
- *         .d_format = MMP_FORMAT_FP32, .acc_format = MMP_FORMAT_FP32,
- *         .layouts_a = MMP_LAYOUTS_ROW, .layouts_b = MMP_LAYOUTS_ROW, .layouts_d = MMP_LAYOUTS_ROW,
+ *         .d_format = MMP_FORMAT_FP32, .acc_format = MMP_FORMAT_FP32, .mul_format = -1,
+ *         .layouts_a = MMP_LAYOUTS_ROW, .layouts_b = MMP_LAYOUTS_COL, .layouts_d = MMP_LAYOUTS_ROW,
  *         .m_multiple = 16, .n_multiple = 16, .k_multiple = 16, .min_cc = 80,
  *         .where = MMP_KERNEL_DEVICE, .deterministic = 1, .run = run }};
  *     const mmp_kernel_desc *mmp_plugin_kernels(uint32_t *n, uint32_t *v)
@@ -20,8 +20,12 @@
  *
  * Entry point contract: pointers are device pointers for MMP_KERNEL_DEVICE (launch on
  * args->stream, asynchronous is fine) and host pointers for MMP_KERNEL_HOST. Layouts are those
- * in args (one of those the descriptor accepts). Returns MMP_KERNEL_OK (0) on success,
- * MMP_KERNEL_UNSUPPORTED for arguments it cannot take, another non-zero value on error.
+ * in args (one of those the descriptor accepts). D holds NaN poison when run() is called and
+ * every element must be written; c is NULL when beta = 0; alpha must be honoured whatever
+ * reads_c says. Returns MMP_KERNEL_OK (0) on success, MMP_KERNEL_UNSUPPORTED for arguments it
+ * cannot take (the case is a SKIP, never a PASS: a minimum K, an ld alignment, a tight D),
+ * another non-zero value on error (ERROR launch). Defaults of a field left out: 0, so set
+ * mul_format = -1 (0 is fp64) and acc_bits 0 means "from acc_format".
  */
 #ifndef MMAPROBE_KERNEL_H
 #define MMAPROBE_KERNEL_H
@@ -34,12 +38,20 @@
 extern "C" {
 #endif
 
-/* major << 16 | minor. 1.1 appended out_round and flush_subnormals to mmp_kernel_desc; a 1.0
- * plugin (which reports 1u) is still loaded: its rows are copied with the new fields 0. */
-#define MMP_KERNEL_ABI_VERSION 0x10001u
+/* major << 16 | minor. 1.1 appended out_round and flush_subnormals to mmp_kernel_desc; 1.2
+ * tags the layout masks (below). 1.0 plugins (which report 1u) and 1.1 plugins still load: their
+ * rows are copied, the appended fields 0 and their masks (1, 2, 3) tagged. */
+#define MMP_KERNEL_ABI_VERSION 0x10002u
+#define MMP_KERNEL_ABI_VERSION_1_1 0x10001u
 #define MMP_KERNEL_ABI_VERSION_1_0 1u
 
-enum { MMP_LAYOUTS_ROW = 1u, MMP_LAYOUTS_COL = 2u, MMP_LAYOUTS_ANY = 3u }; /* bit masks */
+/* Layout masks: bit (1u << layout) for each mmp_layout accepted, plus the tag MMP_LAYOUTS_TAG,
+ * so that a layout value written where a mask belongs (.layouts_b = MMP_LAYOUT_COL, which is
+ * 1, "row" as a bare mask) is refused when the plugin loads instead of meaning something else. */
+enum { MMP_LAYOUTS_TAG = 0x100u, MMP_LAYOUTS_ROW = 0x101u, MMP_LAYOUTS_COL = 0x102u, MMP_LAYOUTS_ANY = 0x103u };
+/* Whether mask accepts layout (an mmp_layout value); never test a mask with & MMP_LAYOUTS_ROW,
+ * which holds the tag too. */
+static inline int mmp_layouts_has(uint32_t mask, int layout) { return (int)((mask >> layout) & 1u); }
 enum { MMP_KERNEL_DEVICE = 0, MMP_KERNEL_HOST = 1 };
 
 /* Entry-point return values. UNSUPPORTED: the kernel cannot take these arguments (e.g. a
@@ -69,11 +81,15 @@ typedef struct mmp_kernel_desc {
     int32_t a_format, b_format, c_format, d_format; /* mmp_format values */
     int32_t acc_format;            /* declared accumulator format (error bound uses it) */
     int32_t mul_format;            /* format inputs are rounded to before multiplying
-                                      (e.g. tf32 for an fp32 kernel on tensor cores); -1 = inputs */
+                                      (e.g. tf32 for an fp32 kernel on tensor cores); -1 = the
+                                      inputs' own (set it: 0 is fp64, a format like any other) */
     int32_t acc_bits;              /* significand bits the accumulator really keeps (incl. the
                                       implicit bit), 0 = from acc_format; e.g. 14 for narrow FP8 */
-    uint32_t layouts_a, layouts_b, layouts_d; /* MMP_LAYOUTS_* masks */
-    int32_t reads_c;               /* 1: honours alpha/beta and reads C; 0: D = A*B only */
+    uint32_t layouts_a, layouts_b, layouts_d; /* MMP_LAYOUTS_ROW, _COL or _ANY (masks, not
+                                      mmp_layout values: those are refused) */
+    int32_t reads_c;               /* 1: reads C (beta != 0 cases); 0: D = alpha A*B only, C NULL.
+                                      alpha is always honoured. D holds NaN poison when run()
+                                      starts: every element must be written */
     int32_t m_multiple, n_multiple, k_multiple;   /* shape multiples required (1 = any) */
     int32_t min_cc;                /* e.g. 80 for sm_80; 0 for host kernels */
     int32_t arch_specific;         /* 1: needs exactly min_cc's "a" target (sm_90a) */
