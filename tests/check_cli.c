@@ -74,6 +74,13 @@ static int finish(pid_t pid)
 /* Run "mmaprobe args..." (a space-separated string; "@" is replaced by the temp dir). */
 static int run(const char *args) { return finish(start(drive_split(args))); }
 
+/* The run document at path, read (the test fails with the reader's message otherwise). */
+static void read_doc(mmp_run *r, const char *path)
+{
+    mmp_run_init(r);
+    ck_assert_msg(mmp_report_read_json(r, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+}
+
 typedef struct {
     const char *args;
     int exit_code;
@@ -179,8 +186,7 @@ START_TEST(test_no_device)
     char json[256];
     snprintf(json, sizeof json, "%s/r.json", tmpdir);
     mmp_run doc;
-    mmp_run_init(&doc);
-    ck_assert_msg(mmp_report_read_json(&doc, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    read_doc(&doc, json);
     for (size_t i = 0; i < doc.n_cases; i++)
         if (doc.cases[i].verdict == MMP_VERDICT_SKIP)
             ck_assert_msg(strstr(doc.cases[i].message, "no CUDA device") &&
@@ -258,8 +264,7 @@ static void interrupt_with(int sig, const char *name)
     snprintf(want, sizeof want, "interrupted by %s: partial report", name);
     ck_assert_ptr_nonnull(strstr(err_text, want));
     mmp_run r;
-    mmp_run_init(&r);
-    ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    read_doc(&r, json);
     ck_assert_int_eq(r.complete, 0);
     ck_assert_str_eq(r.interrupted_by, name);
     ck_assert_uint_eq(r.n_cases, 3);
@@ -289,8 +294,7 @@ START_TEST(test_faulty_kernels_run_continues)
     char json[256];
     snprintf(json, sizeof json, "%s/r.json", tmpdir);
     mmp_run r;
-    mmp_run_init(&r);
-    ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    read_doc(&r, json);
     ck_assert_uint_eq(r.n_cases, 5);
     for (size_t i = 0; i < r.n_cases; i++) printf("%s: %s %s\n", r.cases[i].id, mmp_verdict_name(r.cases[i].verdict), r.cases[i].message);
     ck_assert(r.cases[0].verdict == MMP_VERDICT_ERROR && (r.cases[0].reasons & MMP_REASON_CRASH));
@@ -317,8 +321,7 @@ START_TEST(test_timeout_and_maxfail)
                           : "validate --mutants --suite @/hang.suite --timeout 1 -o @/r.json");
         ck_assert_int_eq(rc, 1);
         mmp_run r;
-        mmp_run_init(&r);
-        ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+        read_doc(&r, json);
         ck_assert_uint_eq(r.n_cases, 4);
         for (size_t i = 0; i < r.n_cases; i++)
             printf("keep %d %s: %s %.0f ms %s\n", keep, r.cases[i].id, mmp_verdict_name(r.cases[i].verdict),
@@ -340,8 +343,7 @@ START_TEST(test_timeout_and_maxfail)
     ck_assert_msg(strstr(out_text, "0 pass, 1 fail, 0 error,") && strstr(out_text, "PARTIAL: stopped at --maxfail"), "%s",
                   out_text);
     mmp_run r;
-    mmp_run_init(&r);
-    ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    read_doc(&r, json);
     ck_assert(!r.complete && !strcmp(r.interrupted_by, "--maxfail 1"));
     ck_assert_int_eq(r.cases[r.n_cases - 1].verdict, MMP_VERDICT_SKIP);
     ck_assert_ptr_nonnull(strstr(r.cases[r.n_cases - 1].message, "--maxfail"));
@@ -407,16 +409,14 @@ START_TEST(test_plugin_only)
     char json[256];
     snprintf(json, sizeof json, "%s/r.json", tmpdir);
     mmp_run r;
-    mmp_run_init(&r);
-    ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    read_doc(&r, json);
     ck_assert_uint_gt(r.n_cases, 0);
     for (size_t i = 0; i < r.n_cases; i++) ck_assert_str_eq(r.cases[i].kernel, "fix_good_f32");
     size_t only = r.n_cases;
     mmp_run_clear(&r);
     snprintf(args, sizeof args, "validate --plugin %s --with-builtins --filter fix_good_f32/*,host_f32/* -o @/r.json", p);
     ck_assert_int_eq(run(args), 0);
-    mmp_run_init(&r);
-    ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+    read_doc(&r, json);
     size_t host = 0;
     for (size_t i = 0; i < r.n_cases; i++) host += !strcmp(r.cases[i].kernel, "host_f32");
     ck_assert_msg(host > 0 && r.n_cases == only + host, "%zu cases, %zu of host_f32", r.n_cases, host);
@@ -529,8 +529,7 @@ START_TEST(test_failures_rerun)
                        "--suite edge -o @/h.json");
         ck_assert_msg(rc == 1, "exit %d: %s", rc, err_text);
         mmp_run r;
-        mmp_run_init(&r);
-        ck_assert_msg(mmp_report_read_json(&r, json) == MMP_STATUS_OK, "%s", mmp_error_last());
+        read_doc(&r, json);
         int fail_maps = 0, pass_maps = 0, fails = 0, passes = 0;
         for (size_t i = 0; i < r.n_cases; i++) {
             int has = r.cases[i].metrics.heat_rows > 0;
