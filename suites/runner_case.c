@@ -442,6 +442,7 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
         if (st != MMP_STATUS_OK) goto done;
         mmp_runner_say_scan(r, c, un_i, un_j, nd_i, nd_j);
         mmp_check_output(r, c, &ref, out[0], o, ops.buf);
+        mmp_runner_first_bad_unwritten(r, un_i, un_j);
     }
     stage[MMP_STAGE_COMPARE] += mmp_runner_now_ms() - t0;
     r->verdict = (r->reasons & ~(uint32_t)MMP_REASON_OVERFLOW) ? MMP_VERDICT_FAIL : MMP_VERDICT_PASS;

@@ -167,6 +167,7 @@ mmp_status mmp_check_output_device(mmp_case_result *r, const mmp_case *c, const 
     mmp_metrics_bound_init(&bp, &in);
     merge(r, &un_i, &un_j, &nd_i, &nd_j, rows, heat, &d, &bp);
     mmp_runner_say_scan(r, c, un_i, un_j, nd_i, nd_j);
+    mmp_runner_first_bad_unwritten(r, un_i, un_j);
     /* the verdict from the facts, in runner_check.c's order */
     mmp_metrics *m = &r->metrics;
     if (m->nan_mismatch || m->inf_mismatch) {

@@ -127,6 +127,9 @@ mmp_status mmp_runner_scan_outputs(mmp_case_result *r, int64_t *un_i, int64_t *u
                                    int64_t *nd_j, void **out, const mmp_ref *ref, const mmp_case *c);
 void mmp_ref_clear(mmp_ref *ref);
 /* The scan's reasons and message parts (unwritten; nondeterministic unless declared so). */
+/* A case failing only because elements are unwritten has its first failing position (the
+ * heatmap's and the reports' marker) at the first unwritten element: call after the metrics. */
+void mmp_runner_first_bad_unwritten(mmp_case_result *r, int64_t un_i, int64_t un_j);
 void mmp_runner_say_scan(mmp_case_result *r, const mmp_case *c, int64_t un_i, int64_t un_j, int64_t nd_i,
                          int64_t nd_j);
 /* Compare got (D's data in the case's layout and ldd) with the reference; fill r's metrics,

@@ -144,6 +144,14 @@ mmp_status mmp_runner_scan_outputs(mmp_case_result *r, int64_t *un_i, int64_t *u
     return MMP_STATUS_OK;
 }
 
+void mmp_runner_first_bad_unwritten(mmp_case_result *r, int64_t un_i, int64_t un_j)
+{
+    if (r->n_unwritten && r->metrics.first_bad_i < 0 && un_i >= 0) {
+        r->metrics.first_bad_i = un_i;
+        r->metrics.first_bad_j = un_j;
+    }
+}
+
 void mmp_runner_say_scan(mmp_case_result *r, const mmp_case *c, int64_t un_i, int64_t un_j, int64_t nd_i,
                          int64_t nd_j)
 {

@@ -270,6 +270,10 @@ START_TEST(test_threads_same_results)
     ck_assert_int_eq(r1[0].verdict, MMP_VERDICT_PASS);
     ck_assert_int_eq(r1[1].verdict, MMP_VERDICT_FAIL);
     ck_assert(r1[1].reasons & MMP_REASON_UNWRITTEN);
+    /* the first failing position is the first unwritten element, as the message says */
+    char at[64];
+    snprintf(at, sizeof at, "first (%lld,%lld)", (long long)r1[1].metrics.first_bad_i, (long long)r1[1].metrics.first_bad_j);
+    ck_assert_msg(r1[1].metrics.first_bad_i >= 0 && strstr(r1[1].message, at), "%s vs %s", at, r1[1].message);
     ck_assert_int_eq(r1[2].verdict, MMP_VERDICT_PASS);
     ck_assert_msg(r1[3].reasons & MMP_REASON_GUARD, "%s", r1[3].message);
     for (int i = 0; i < 4; i++) {
