@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             if (a.output && !a.output[0]) abort();
             if (!(a.max_ratio_growth >= 1) || !isfinite(a.max_ratio_growth)) abort();
-            if ((unsigned)a.format >= 4u) abort();
+            if ((unsigned)a.format >= (unsigned)MMP_REPORT_FORMAT_COUNT_) abort();
             for (size_t i = 0; i < a.n_inputs; i++)
                 if (!a.inputs[i]) abort();
             mmp_doc_args_free(&a);
