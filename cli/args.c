@@ -30,6 +30,19 @@ mmp_status mmp_parse_int64(int64_t *out, const char *s, int64_t lo, int64_t hi)
     return MMP_STATUS_OK;
 }
 
+size_t mmp_args_quote(char *buf, size_t size, size_t len, const char *s, int always)
+{
+    int plain = *s != '\0' && !always;
+    for (const char *p = s; *p && plain; p++)
+        plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("-_./=,:+@%", *p);
+    if (!strcmp(s, " ")) plain = 1;   /* the separator */
+    if (plain) return len + (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "%s", s);
+    len += (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "'");
+    for (const char *p = s; *p; p++)
+        len += (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, *p == '\'' ? "'\\''" : "%c", *p);
+    return len + (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "'");
+}
+
 mmp_status mmp_parse_uint64(uint64_t *out, const char *s)
 {
     mmp_status bad = MMP_STATUS_INVALID;
@@ -81,6 +94,7 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!o) return BAD("NULL argument %d", i);
+        const int i0 = i;   /* this option's first token (the re-run line keeps argv[i0..i]) */
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         double x;
         int64_t n;
@@ -208,6 +222,14 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
             a->output = v;
         } else return BAD("unknown option '%s'", o);
         if (eq && !eq_used) return BAD("option '%s' takes no value (got '%s')", o, argv[i]);
+        /* the options that choose the cases, the outputs or when to stop are not a re-run's */
+        static const char *const chooses[] = {"--filter", "--case", "--seed", "--shard", "-o", "--output", "--maxfail", "-x", NULL};
+        int keep = !(!strcmp(o, "--suite") && (!strcmp(v, "smoke") || !strcmp(v, "edge") || !strcmp(v, "full")));
+        for (int c = 0; chooses[c] && keep; c++) keep = strcmp(o, chooses[c]) != 0;
+        for (int t = i0; keep && t <= i; t++) {
+            a->rerun_len = mmp_args_quote(a->rerun, sizeof a->rerun, a->rerun_len, " ", 0);
+            a->rerun_len = mmp_args_quote(a->rerun, sizeof a->rerun, a->rerun_len, argv[t], 0);
+        }
 #undef NEED
     }
     if (a->case_id && a->filter) return BAD("--case names one case; it cannot be combined with --filter");

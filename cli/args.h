@@ -39,6 +39,9 @@ typedef struct mmp_validate_args {
                                       the plugins' kernels run, unless --filter or --case chooses) */
     int suite_given;               /* --suite named */
     char filter_buf[4096];         /* several --filter: joined with ',' */
+    char rerun[2048];              /* the options a re-run of one case needs (shell-quoted, each
+                                      after a space): all but those choosing cases, outputs, stops */
+    size_t rerun_len;              /* its length; >= sizeof rerun: cut */
     mmp_runner_options o;
 } mmp_validate_args;
 
@@ -107,6 +110,10 @@ void mmp_doc_args_free(mmp_doc_args *a);
 /* Non-empty decimal integer in [lo, hi], nothing else (no sign unless lo < 0, no spaces);
  * MMP_STATUS_INVALID (message set, *out untouched) otherwise. */
 mmp_status mmp_parse_int64(int64_t *out, const char *s, int64_t lo, int64_t hi);
+/* Append s to buf[len..] (size bytes in all), in shell single quotes unless it is plain
+ * ([A-Za-z0-9_./=,:+@%-]) and always is 0; returns the new length, which may pass size (the
+ * text is then cut). */
+size_t mmp_args_quote(char *buf, size_t size, size_t len, const char *s, int always);
 /* Non-empty decimal integer in 0..2^64-1, digits only; MMP_STATUS_INVALID otherwise. */
 mmp_status mmp_parse_uint64(uint64_t *out, const char *s);
 /* The GPUs of the accumulator-model table ("V100, A100, ..."), and whether name is one of them

@@ -8,6 +8,7 @@
 
 #include "mmaprobe/core.h"
 #include "mmaprobe/report.h"
+#include "args.h"
 #include "progress.h"
 
 static double now_s(void)
@@ -138,14 +139,10 @@ void mmp_progress_print_failure(FILE *out, const mmp_case_result *r, const char 
         mmp_text_fputs(out, r->message);
         fputc('\n', out);
     }
-    char id[1024];
+    char id[1024], quoted[2200] = "";
     mmp_text_clean(id, sizeof id, r->id);
-    fprintf(out, "%sre-run: mmaprobe validate --case '", indent);
-    for (const char *s = id; *s; s++) {
-        if (*s == '\'') fputs("'\\''", out);   /* shell single quotes */
-        else fputc(*s, out);
-    }
-    fprintf(out, "'%s\n", extra ? extra : "");
+    mmp_args_quote(quoted, sizeof quoted, 0, id, 1);   /* an ID may hold ',' or a plugin's odd name */
+    fprintf(out, "%sre-run: mmaprobe validate --case %s%s\n", indent, quoted, extra ? extra : "");
 }
 
 void mmp_progress_finish(mmp_progress *p)

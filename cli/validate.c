@@ -55,65 +55,32 @@ static void on_signal(int sig)
     (void)w;
 }
 
-/* --maxfail N: the run stops (as on a signal) once N cases FAILed or ERRORed. */
-static int64_t maxfail_limit, fails_seen;
-static int maxfail_hit;
-
-/* --heatmaps: which cases keep their error heatmap in the outputs (a 64 x 64 map per case made
- * the documents of passing runs tens of MB); failing cases keep theirs by default. */
-static mmp_case_result *results_all;
-static int heatmap_policy;
+/* What each finished case passes through before the progress lines and the JSON lines:
+ * --heatmaps (a 64 x 64 map per case made the documents of passing runs tens of MB; failing
+ * cases keep theirs by default) and --maxfail N (the run stops, as on a signal, once N cases
+ * FAILed or ERRORed). */
+typedef struct result_sink {
+    mmp_progress *progress;
+    mmp_case_result *results;      /* the runner's array: the case's own record is edited */
+    int heatmaps;                  /* mmp_validate_args.heatmaps */
+    int64_t maxfail, fails;
+    int maxfail_hit;
+} result_sink;
 
 static void on_result(const mmp_case_result *r, size_t index, void *user)
 {
+    result_sink *s = user;
     int failed = r->verdict == MMP_VERDICT_FAIL || r->verdict == MMP_VERDICT_ERROR;
-    if (results_all && (heatmap_policy == 2 || (heatmap_policy == 0 && !failed))) {
-        results_all[index].metrics.heat_rows = results_all[index].metrics.heat_cols = 0;
-        r = &results_all[index];
+    if (s->heatmaps == 2 || (s->heatmaps == 0 && !failed)) {
+        s->results[index].metrics.heat_rows = s->results[index].metrics.heat_cols = 0;
+        r = &s->results[index];
     }
-    mmp_progress_result(user, r, index);
-    if (r->verdict == MMP_VERDICT_FAIL || r->verdict == MMP_VERDICT_ERROR) fails_seen++;
-    if (maxfail_limit && fails_seen >= maxfail_limit && !stop_flag) {
-        maxfail_hit = 1;
+    mmp_progress_result(s->progress, r, index);
+    s->fails += failed;
+    if (s->maxfail && s->fails >= s->maxfail && !stop_flag) {
+        s->maxfail_hit = 1;
         stop_flag = 1;
     }
-}
-
-/* The options a re-run of one case needs: this command's own, less those that choose cases or
- * outputs or stop the run (--suite of a built-in suite, --filter, --case, --seed, --shard, -o,
- * --maxfail, -x), shell-quoted. */
-static void rerun_options(char *buf, size_t size, int argc, char **argv)
-{
-    static const char *const drop[] = {"--filter", "--case", "--seed", "--shard", "-o", "--output", "--maxfail", "-x", NULL};
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int i = 1; i < argc && argv[i]; i++) {
-        const char *a = argv[i], *eq = strchr(a, '=');
-        size_t nl = eq && a[0] == '-' && a[1] == '-' ? (size_t)(eq - a) : strlen(a);
-        int skip = 0, has_value = 0;
-        for (int d = 0; drop[d]; d++) skip |= strlen(drop[d]) == nl && !strncmp(a, drop[d], nl);
-        int suite = nl == 7 && !strncmp(a, "--suite", 7);
-        const char *val = eq && nl < strlen(a) ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
-        if (suite && val && (!strcmp(val, "smoke") || !strcmp(val, "edge") || !strcmp(val, "full"))) skip = 1;
-        /* options that take a value (the rest are flags) */
-        static const char *const valued[] = {"--filter", "--case", "--seed", "--shard", "-o", "--output", "--suite",
-                                             "--plugin", "--tolerance", "--acc-model", "--atol", "--rtol", "--ulps",
-                                             "--timeout", "--host-max-log2-work", "--device", "--sanitize", "--maxfail",
-                                             "--heatmaps", NULL};
-        for (int d = 0; valued[d]; d++) has_value |= strlen(valued[d]) == nl && !strncmp(a, valued[d], nl);
-        int take_next = has_value && !(eq && nl < strlen(a));
-        if (!skip) {
-            len += (size_t)snprintf(buf + len, len < size ? size - len : 0, " %s", a);
-            if (take_next && i + 1 < argc && argv[i + 1]) {
-                len += (size_t)snprintf(buf + len, len < size ? size - len : 0, " '");
-                for (const char *s = argv[i + 1]; *s; s++)
-                    len += (size_t)snprintf(buf + len, len < size ? size - len : 0, *s == '\'' ? "'\\''" : "%c", *s);
-                len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "'");
-            }
-        }
-        if (take_next) i++;
-    }
-    if (len >= size) snprintf(buf, size, " (the options of this command)");
 }
 
 static int fail(const char *cmd, mmp_status st)
@@ -266,8 +233,7 @@ int mmp_cli_validate(int argc, char **argv)
     if (!res) { mmp_cases_free(cases); fprintf(stderr, "mmaprobe validate: out of memory\n"); return MMP_EXIT_INTERNAL; }
     mmp_progress ps;
     mmp_progress_init(&ps, stderr, cases, n, isatty(2) && !(getenv("CI") && *getenv("CI")));
-    static char rerun[2048];
-    rerun_options(rerun, sizeof rerun, argc, argv);
+    const char *rerun = c.rerun_len < sizeof c.rerun ? c.rerun : " (the options of this command)";
     ps.rerun_extra = rerun;
     char jl_path[4200];
     snprintf(jl_path, sizeof jl_path, "%s.jsonl", c.output);
@@ -290,11 +256,9 @@ int mmp_cli_validate(int argc, char **argv)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
     c.o.stop = &stop_flag;
-    maxfail_limit = c.maxfail;
-    results_all = res;
-    heatmap_policy = c.heatmaps;
+    result_sink sink = {&ps, res, c.heatmaps, c.maxfail, 0, 0};
     fprintf(stderr, "mmaprobe validate: %zu cases (suite %s)\n", n, c.suite);
-    st = mmp_runner_run(res, cases, n, &c.o, on_result, &ps);
+    st = mmp_runner_run(res, cases, n, &c.o, on_result, &sink);
     mmp_progress_finish(&ps);
     int sanitizer_not_run = 0;
     if (c.sanitize && st == MMP_STATUS_OK && !stop_flag) sanitizer_not_run = sanitize(res, cases, n, &c);
@@ -307,6 +271,7 @@ int mmp_cli_validate(int argc, char **argv)
     snprintf(run.kind, sizeof run.kind, "validate");
     snprintf(run.suite, sizeof run.suite, "%s", c.suite);
     run.complete = !stop_flag && st == MMP_STATUS_OK;   /* a runner that could not go on: partial */
+    const int maxfail_hit = sink.maxfail_hit;
     if (maxfail_hit) {
         snprintf(run.interrupted_by, sizeof run.interrupted_by, "--maxfail %lld", (long long)c.maxfail);
         for (size_t i = 0; i < n; i++)   /* the cases it did not run: skipped, saying why */

@@ -27,8 +27,6 @@
 
 enum { MAX_PIECES = 12, FAILED = 255 };   /* ceil((287 + 266) / 53) = 11, plus one */
 
-static double bf16(uint16_t b) { return mmp_format_decode(b, MMP_FORMAT_BF16); }
-
 typedef struct fx_job {
     const mmp_fused_host *h;
     mmp_fused_ref *r;
@@ -94,7 +92,7 @@ static void elem_rows(void *ctx, int64_t i0, int64_t i1, int tid)
     const mmp_fused_host *h = J->h;
     mmp_fused_ref *r = J->r;
     const mmp_fused_part part = r->part;
-    const int64_t n = h->p.n, rk = h->p.rank, ng = J->c->groups;
+    const int64_t n = h->p.n, k = h->p.k, g = h->p.group, rk = h->p.rank, ng = J->c->groups;
     const int q_part = part == MMP_FUSED_PART_QGEMM || part == MMP_FUSED_PART_FUSED;
     const int r_part = part == MMP_FUSED_PART_LOWRANK || part == MMP_FUSED_PART_FUSED;
     ref_lacc a;
@@ -112,7 +110,6 @@ static void elem_rows(void *ctx, int64_t i0, int64_t i1, int tid)
             }
             if (q_part)
                 for (int64_t G = 0; G < ng; G++) {
-                    const int64_t k = h->p.k, g = h->p.group;
                     double term = (double)ref_fused_dot8(J->xq8 + i * k + G * g, J->wq8 + j * k + G * g, g) *
                                   J->sx64[i * ng + G] * J->sw64[j * ng + G];   /* exact, see fused_ref.c */
                     if (term != 0.0 || !signbit(term)) all_neg_zero = 0;
@@ -152,9 +149,9 @@ static int all_finite(const mmp_fused_host *h)
 {
     const mmp_fused_problem *p = &h->p;
     const int64_t ng = p->k / p->group;
-    for (int64_t t = 0; t < p->m * p->k; t++) if (!isfinite(bf16(h->x[t]))) return 0;
-    for (int64_t t = 0; t < p->k * p->rank; t++) if (!isfinite(bf16(h->a[t]))) return 0;
-    for (int64_t t = 0; t < p->rank * p->n; t++) if (!isfinite(bf16(h->b[t]))) return 0;
+    for (int64_t t = 0; t < p->m * p->k; t++) if (!isfinite(ref_fused_bf16(h->x[t]))) return 0;
+    for (int64_t t = 0; t < p->k * p->rank; t++) if (!isfinite(ref_fused_bf16(h->a[t]))) return 0;
+    for (int64_t t = 0; t < p->rank * p->n; t++) if (!isfinite(ref_fused_bf16(h->b[t]))) return 0;
     for (int64_t t = 0; t < p->m * ng; t++) if (!isfinite(mmp_fused_scale(h->sx, t, p->scale_format))) return 0;
     for (int64_t t = 0; t < p->n * ng; t++) if (!isfinite(mmp_fused_scale(h->sw, t, p->scale_format))) return 0;
     for (int64_t t = 0; t < p->n; t++) if (!isfinite(h->beta[t])) return 0;
@@ -205,10 +202,10 @@ mmp_status mmp_fused_ref_compute(mmp_fused_ref *r, const mmp_fused_host *h, mmp_
         at64 = malloc(sizeof *at64 * (size_t)(k * rk));
         b64 = malloc(sizeof *b64 * (size_t)(rk * n));
         if (!x64 || !at64 || !b64) { st = MMP_ERR(MMP_STATUS_NO_MEMORY, "fused reference: out of host memory (operands)"); goto out; }
-        for (int64_t q = 0; q < m * k; q++) x64[q] = bf16(h->x[q]);
+        for (int64_t q = 0; q < m * k; q++) x64[q] = ref_fused_bf16(h->x[q]);
         for (int64_t kk = 0; kk < k; kk++)
-            for (int64_t t = 0; t < rk; t++) at64[t * k + kk] = bf16(h->a[kk * rk + t]);
-        for (int64_t q = 0; q < rk * n; q++) b64[q] = bf16(h->b[q]);
+            for (int64_t t = 0; t < rk; t++) at64[t * k + kk] = ref_fused_bf16(h->a[kk * rk + t]);
+        for (int64_t q = 0; q < rk * n; q++) b64[q] = ref_fused_bf16(h->b[q]);
     }
     J.sx64 = sx64; J.sw64 = sw64; J.x64 = x64; J.at64 = at64; J.b64 = b64;
     const int threads = mmp_parallel_threads(0);

@@ -1,6 +1,6 @@
 /* reference/fused_internal.h — what the fused operator's two exact references share
  * (fused_exact.c: the long accumulator, the default; fused_mpfr.c: MPFR, the oracle of the tests):
- * the arrays of a result, the components whose result is a plain formula, the int4 group sums
+ * the arrays of a result, the components whose result is a plain formula, unpacked int4 values
  * and every element's budget, so that both compute the same budgets from the same sums.
  *
  *   int done; MMP_TRY(ref_fused_begin(r, h, part, &done));   // allocates; DECODE/DEQUANT done
@@ -19,12 +19,12 @@ typedef struct ref_fused_consts {
     int64_t groups;      /* K / g */
 } ref_fused_consts;
 
+static inline double ref_fused_bf16(uint16_t bits) { return mmp_format_decode(bits, MMP_FORMAT_BF16); }
+
 /* r's arrays for part (cleared first); *done = 1 when the part was computed here (DECODE,
  * DEQUANT: exact formulas). */
 mmp_status ref_fused_begin(mmp_fused_ref *r, const mmp_fused_host *h, mmp_fused_part part, int *done);
 void ref_fused_consts_make(ref_fused_consts *c, const mmp_fused_problem *p);
-/* the exact int32 sum over group G of row i of xq times row j of wq (packed nibbles: the oracle) */
-int64_t ref_fused_group_dot(const mmp_fused_host *h, int64_t i, int64_t j, int64_t G);
 /* *q8 = the rows x k int4 values of q, one int8 each (malloc'd; free it) */
 mmp_status ref_fused_unpack(int8_t **q8, const uint8_t *q, int64_t rows, int64_t k);
 /* sum_e x[e] w[e] over n unpacked values, exactly (int32 partial sums of 2^16 terms) */

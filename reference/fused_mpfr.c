@@ -14,7 +14,15 @@
 
 enum { EXACT_PREC = 1200 };
 
-static double bf16(uint16_t b) { return mmp_format_decode(b, MMP_FORMAT_BF16); }
+/* the exact int32 sum over group G of row i of xq times row j of wq, from the packed nibbles
+ * (independent of the unpacked ones fused_exact.c uses) */
+static int64_t group_dot(const mmp_fused_host *h, int64_t i, int64_t j, int64_t G)
+{
+    const int64_t k = h->p.k, g = h->p.group;
+    int64_t s = 0;
+    for (int64_t e = G * g; e < (G + 1) * g; e++) s += mmp_fused_int4(h->xq, i * k + e) * mmp_fused_int4(h->wq, j * k + e);
+    return s;
+}
 
 /* exact-sum workspace */
 typedef struct sumws {
@@ -63,7 +71,7 @@ static mmp_status exact_t(mpfr_t *tx, double *st, const mmp_fused_host *h, sumws
         for (int64_t t = 0; t < r; t++) {
             double s = 0;
             for (int64_t kk = 0; kk < k; kk++) {
-                double prod = bf16(h->x[i * k + kk]) * bf16(h->a[kk * r + t]);   /* exact */
+                double prod = ref_fused_bf16(h->x[i * k + kk]) * ref_fused_bf16(h->a[kk * r + t]);   /* exact */
                 mpfr_set_d(w->t[kk], prod, MPFR_RNDN);
                 s += fabs(prod);
             }
@@ -110,14 +118,14 @@ mmp_status ref_fused_compute_mpfr(mmp_fused_ref *r, const mmp_fused_host *h, mmp
             }
             if (part == MMP_FUSED_PART_QGEMM || part == MMP_FUSED_PART_FUSED)
                 for (int64_t G = 0; G < ng; G++) {
-                    double term = (double)ref_fused_group_dot(h, i, j, G) * mmp_fused_scale(h->sx, i * ng + G, sf) *
+                    double term = (double)group_dot(h, i, j, G) * mmp_fused_scale(h->sx, i * ng + G, sf) *
                                   mmp_fused_scale(h->sw, j * ng + G, sf);   /* exact, see fused_ref.c */
                     mpfr_set_d(w.t[nt++], term, MPFR_RNDN);
                     sq += fabs(term);
                 }
             if (part == MMP_FUSED_PART_LOWRANK || part == MMP_FUSED_PART_FUSED)
                 for (int64_t t = 0; t < rk; t++) {
-                    double bv = bf16(h->b[t * n + j]);
+                    double bv = ref_fused_bf16(h->b[t * n + j]);
                     if (mpfr_mul_d(w.t[nt++], tx[i * rk + t], bv, MPFR_RNDN) != 0) {   /* exact: prec + 16 bits */
                         st = MMP_ERR(MMP_STATUS_INTERNAL, "fused reference: T*B product not exact");
                         goto done;

@@ -75,15 +75,6 @@ void mmp_fused_ref_clear(mmp_fused_ref *r)
 }
 
 double ref_fused_enlarge(double s, double n) { return s * (1 + (n + 2) * 0x1p-53); }
-static double bf16(uint16_t b) { return mmp_format_decode(b, MMP_FORMAT_BF16); }
-
-int64_t ref_fused_group_dot(const mmp_fused_host *h, int64_t i, int64_t j, int64_t G)
-{
-    const int64_t k = h->p.k, g = h->p.group;
-    int64_t s = 0;
-    for (int64_t e = G * g; e < (G + 1) * g; e++) s += mmp_fused_int4(h->xq, i * k + e) * mmp_fused_int4(h->wq, j * k + e);
-    return s;
-}
 
 mmp_status ref_fused_unpack(int8_t **q8, const uint8_t *q, int64_t rows, int64_t k)
 {
@@ -191,7 +182,7 @@ static void emul_rows(void *ctx, int64_t i0, int64_t i1, int tid)
             float q = J->part == MMP_FUSED_PART_LOWRANK ? 0.0f : emul_q(J, i, j);
             float rr = 0.0f;
             if (J->t)
-                for (int64_t c = 0; c < rk; c++) rr = fmaf(J->t[i * rk + c], (float)bf16(h->b[c * n + j]), rr);
+                for (int64_t c = 0; c < rk; c++) rr = fmaf(J->t[i * rk + c], (float)ref_fused_bf16(h->b[c * n + j]), rr);
             float v = J->part == MMP_FUSED_PART_QGEMM ? q : J->part == MMP_FUSED_PART_LOWRANK ? rr : q + rr;
             if (J->part == MMP_FUSED_PART_FUSED) v = v + h->beta[j];
             J->out[i * n + j] = v;
@@ -227,7 +218,7 @@ mmp_status mmp_fused_emulate(void *y, const mmp_fused_host *h, mmp_fused_part pa
                 if (t_gpu) acc = t_gpu[i * rk + c];
                 else
                     for (int64_t kk = 0; kk < k; kk++)
-                        acc = fmaf((float)bf16(h->x[i * k + kk]), (float)bf16(h->a[kk * rk + c]), acc);
+                        acc = fmaf((float)ref_fused_bf16(h->x[i * k + kk]), (float)ref_fused_bf16(h->a[kk * rk + c]), acc);
                 t[i * rk + c] = acc;
             }
     }

@@ -91,9 +91,9 @@ static mmp_status check_coverage(mmp_run *out, const mmp_run *const *runs, const
     int count = 0;
     size_t first = 0;
     for (size_t r = 0; r < n; r++) {
-        int idx, cnt = 0;
-        if (!command_shard(&idx, &cnt, runs[r]->env.command) && runs[r]->n_cases) cnt = runs[r]->cases[0].shard_count;
-        for (size_t i = 0; i < runs[r]->n_cases && cnt <= 1; i++) cnt = runs[r]->cases[i].shard_count;
+        int idx, cnt = 0;   /* the run's shard count: its command line's, else its cases' */
+        if (!command_shard(&idx, &cnt, runs[r]->env.command))
+            for (size_t i = 0; i < runs[r]->n_cases && cnt <= 1; i++) cnt = runs[r]->cases[i].shard_count;
         if (cnt <= 1) continue;
         if (count && cnt != count)
             return MMP_ERR(MMP_STATUS_INVALID, "cannot merge %s (shards of %d) with %s (shards of %d)", names[first], count,
