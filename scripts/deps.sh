@@ -23,6 +23,11 @@ for l in /usr/lib/*/libopenblas.so /usr/lib/*/openblas*/libopenblas.so /usr/lib/
   [ -e "$l" ] && have_openblas=1
 done
 [ $have_openblas = 1 ] || need+=(libopenblas-dev)
+# --netlib (test.sh --netlib): the netlib reference BLAS and CBLAS too.
+if [ "${1:-}" = "--netlib" ]; then
+  ls /usr/lib/*/blas/libblas.so >/dev/null 2>&1 && [ -n "$(find /usr/include -name cblas-netlib.h)" ] ||
+    need+=(libblas-dev)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
