@@ -123,8 +123,8 @@ static mmp_status find_section(unsigned char **data, size_t *size, FILE *f, cons
         st = MMP_ERR(MMP_STATUS_PARSE, "%s: section names of %llu bytes", path, (unsigned long long)strs->sh_size);
     if (st == MMP_STATUS_OK && !(names = malloc(strs->sh_size + 1))) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
     if (st == MMP_STATUS_OK) st = read_at(f, names, strs->sh_size, strs->sh_offset, path, "section names");
+    if (st == MMP_STATUS_OK) names[strs->sh_size] = '\0';
     for (unsigned i = 0; st == MMP_STATUS_OK && i < eh.e_shnum; i++) {
-        names[strs->sh_size] = '\0';
         if (sh[i].sh_name >= strs->sh_size || strcmp(names + sh[i].sh_name, ".nv_fatbin") != 0) continue;
         if (sh[i].sh_type == SHT_NOBITS || sh[i].sh_size == 0) break;
         if (sh[i].sh_size > ((uint64_t)1 << 31)) {
@@ -153,8 +153,7 @@ mmp_status mmp_fatbin_read_elf(mmp_fatbin_info *info, const char *path)
     size_t size = 0;
     mmp_status st = find_section(&data, &size, f, path);
     fclose(f);
-    if (st == MMP_STATUS_OK && data) st = mmp_fatbin_parse(info, data, size);
-    if (st != MMP_STATUS_OK && st != MMP_STATUS_NO_MEMORY && data) {
+    if (st == MMP_STATUS_OK && data && (st = mmp_fatbin_parse(info, data, size)) != MMP_STATUS_OK) {
         char msg[400];
         snprintf(msg, sizeof msg, "%s", mmp_error_last());
         st = MMP_ERR(MMP_STATUS_PARSE, "%s: %s", path, msg);

@@ -302,6 +302,46 @@ START_TEST(test_device_too_old)
 }
 END_TEST
 
+#ifdef MMP_CUDA_PLUGINS
+/* A CUDA plugin with no code for the device: every case a SKIP naming the codes and the device,
+ * decided on the host from the library's fat binary (device_cc given, no GPU used). Without the
+ * check the runner would launch, and on this machine (or on the device) that is an ERROR. */
+typedef struct {
+    const char *lib;
+    int cc;
+    const char *says;
+} code_case;
+static const code_case code_cases[] = {
+    {"fixcu_sm90a", 80, "plugin has code for sm_90a only; this device is sm_80"},
+    {"fixcu_sm80", 90, "plugin has code for sm_80 only; this device is sm_90"},
+    {"fixcu_sm90a", 100, "plugin has code for sm_90a only; this device is sm_100"},
+    {"fixcu_ptx80", 75, "needs sm_80, device is sm_75"},   /* min_cc says it first */
+};
+
+START_TEST(test_no_code_for_device)
+{
+    const code_case *t = &code_cases[_i];
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.so", MMP_PLUGIN_FIXTURES, t->lib);
+    const mmp_kernel_desc *k;
+    size_t n;
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    mmp_case c;
+    mmp_case_init(&c, &k[0], 16, 16, 16, MMP_DIST_UNIFORM, 1);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    o.have_device = 1;
+    o.device_cc = t->cc;
+    mmp_case_result r;
+    ck_assert_int_eq(mmp_runner_run(&r, &c, 1, &o, NULL, NULL), MMP_STATUS_OK);
+    printf("%s on sm_%d: %s %s\n", t->lib, t->cc, mmp_verdict_name(r.verdict), r.message);
+    ck_assert_int_eq(r.verdict, MMP_VERDICT_SKIP);
+    ck_assert(r.reasons & MMP_REASON_UNSUPPORTED);
+    ck_assert_str_eq(r.message, t->says);
+}
+END_TEST
+#endif
+
 START_TEST(test_check_desc_null)
 {
     ck_assert_int_eq(mmp_plugin_check_desc(NULL), MMP_STATUS_INVALID);
@@ -324,6 +364,9 @@ static Suite *plugin_suite(void)
     tcase_add_test(tc, test_wild_plugin_kernel);
     tcase_add_test(tc, test_device_too_old);
     tcase_add_test(tc, test_check_desc_null);
+#ifdef MMP_CUDA_PLUGINS
+    tcase_add_loop_test(tc, test_no_code_for_device, 0, (int)(sizeof code_cases / sizeof code_cases[0]));
+#endif
     suite_add_tcase(s, tc);
     return s;
 }
