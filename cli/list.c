@@ -1,5 +1,5 @@
 /* list.c — `mmaprobe list`: the kernels (built-in, mutants, plugins) and the suites; with
- * --suite or --filter, the case IDs too.
+ * --suite or --filter, the case IDs too; with --plugin, the GPU code each plugin library carries.
  *
  *   mmaprobe list [--suite S] [--filter GLOB] [--mutants] [--plugin LIB.so]...
  */
@@ -49,6 +49,14 @@ int mmp_cli_list(int argc, char **argv)
         printf("  %-28s %-16s %-6s %s\n", mmp_text_clean(name, sizeof name, k[i]->name), prec,
                k[i]->where == MMP_KERNEL_HOST ? "host" : "device",
                mmp_text_clean(desc, sizeof desc, k[i]->description ? k[i]->description : ""));
+    }
+    if (c.n_plugins) printf("plugins (the GPU code each carries: SASS sm_XY runs on X.Y and later X.*; PTX is JIT-compiled):\n");
+    for (int i = 0; i < c.n_plugins; i++) {
+        mmp_fatbin_info fi;
+        char codes[400], path[1024];
+        if (mmp_fatbin_read_elf(&fi, c.plugins[i]) == MMP_STATUS_OK) mmp_fatbin_describe(codes, sizeof codes, &fi);
+        else snprintf(codes, sizeof codes, "unknown: %s", mmp_error_last());
+        printf("  %s: %s\n", mmp_text_clean(path, sizeof path, c.plugins[i]), codes);
     }
     printf("suites:\n");
     for (int i = 0; mmp_builtin_suites[i]; i++)

@@ -76,6 +76,12 @@ mmp_status mmp_plugin_check_desc(const mmp_kernel_desc *d)
     if (!d->run) return MMP_ERR(MMP_STATUS_INVALID, "%s: NULL entry point (run)", d->name);
     if ((unsigned)d->out_round > MMP_ROUND_DOWN || (d->flush_subnormals & ~1))
         return MMP_ERR(MMP_STATUS_INVALID, "%s: out_round must be an mmp_round, flush_subnormals 0 or 1", d->name);
+    if (d->min_k < 0 || d->min_k > (1 << 30))
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: min_k %d out of range (0..2^30)", d->name, (int)d->min_k);
+    if (d->ld_align_bytes < 0 || d->ld_align_bytes > 4096 || (d->ld_align_bytes & (d->ld_align_bytes - 1)))
+        return MMP_ERR(MMP_STATUS_INVALID, "%s: ld_align_bytes %d must be 0 or a power of two up to 4096", d->name,
+                       (int)d->ld_align_bytes);
+    if (d->tight_d & ~1) return MMP_ERR(MMP_STATUS_INVALID, "%s: tight_d must be 0 or 1", d->name);
     /* impossible combinations */
     int ia = is_int_format(d->a_format), ib = is_int_format(d->b_format), iacc = is_int_format(d->acc_format);
     if (ia != ib) return MMP_ERR(MMP_STATUS_INVALID, "%s: A and B must both be integer or both float", d->name);
@@ -102,23 +108,25 @@ static mmp_status load_here(const mmp_kernel_desc **kernels, size_t *count, cons
     if (!fn) return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: no symbol %s", path, MMP_PLUGIN_SYMBOL);
     uint32_t n = 0, v = 0;
     const mmp_kernel_desc *k = fn(&n, &v);
-    if (v != MMP_KERNEL_ABI_VERSION && v != MMP_KERNEL_ABI_VERSION_1_1 && v != MMP_KERNEL_ABI_VERSION_1_0)
-        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: ABI version %u, this mmaprobe speaks %u.%u (and 1.1, and 1.0 reported as 1)",
+    if (v != MMP_KERNEL_ABI_VERSION && v != MMP_KERNEL_ABI_VERSION_1_2 && v != MMP_KERNEL_ABI_VERSION_1_1 &&
+        v != MMP_KERNEL_ABI_VERSION_1_0)
+        return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: ABI version %u, this mmaprobe speaks %u.%u (and 1.2, 1.1, and 1.0 reported as 1)",
                        path, v, MMP_KERNEL_ABI_VERSION >> 16, MMP_KERNEL_ABI_VERSION & 0xffffu);
     if (!k || n == 0 || n > 1024)
         return MMP_ERR(MMP_STATUS_INVALID, "plugin %s: %s", path, !k ? "NULL kernel table" : "kernel count must be 1..1024");
     if (v != MMP_KERNEL_ABI_VERSION) {
-        /* a 1.0 or 1.1 table: copied into current rows (1.0 rows are shorter: the appended
-         * fields 0, nearest output rounding and subnormals kept), the untagged masks of those
-         * versions (1 row, 2 col, 3 any) tagged. Kept for the process's life, as the library is. */
-        const size_t row = v == MMP_KERNEL_ABI_VERSION_1_0 ? MMP_KERNEL_DESC_SIZE_1_0 : sizeof(mmp_kernel_desc);
+        /* an older table: copied into current rows (older rows are shorter: the appended fields
+         * 0, i.e. nearest output rounding, subnormals kept, no constraints, no launch_status),
+         * the untagged masks of 1.0 and 1.1 (1 row, 2 col, 3 any) tagged. Kept for the process's
+         * life, as the library is. */
+        const size_t row = v == MMP_KERNEL_ABI_VERSION_1_0 ? MMP_KERNEL_DESC_SIZE_1_0 : MMP_KERNEL_DESC_SIZE_1_2;
         mmp_kernel_desc *cp = calloc(n, sizeof *cp);
         if (!cp) return MMP_ERR(MMP_STATUS_NO_MEMORY, "plugin %s: out of memory", path);
         for (uint32_t i = 0; i < n; i++) {
             memcpy(&cp[i], (const char *)k + (size_t)i * row, row);
             if (cp[i].abi_version == v) cp[i].abi_version = MMP_KERNEL_ABI_VERSION;
             uint32_t *m[3] = {&cp[i].layouts_a, &cp[i].layouts_b, &cp[i].layouts_d};
-            for (int j = 0; j < 3; j++)
+            for (int j = 0; j < 3 && v != MMP_KERNEL_ABI_VERSION_1_2; j++)
                 if (*m[j] >= 1 && *m[j] <= 3) *m[j] |= MMP_LAYOUTS_TAG;
         }
         k = cp;

@@ -1,6 +1,7 @@
 /* runner_case.c — one case, start to verdict, in the calling process.
  *
- *  1. support: layouts, shape multiples, 4-bit ld, device and compute capability -> SKIP
+ *  1. support: layouts, shape multiples, 4-bit ld, the declared constraints (min_k, ld
+ *     alignment, tight D), device and compute capability, the plugin's GPU code -> SKIP
  *  2. inputs from the case's distribution into guarded buffers (canaries in guards and ld
  *     padding), pristine copies kept; the reference from those stored inputs
  *  3. two launches; before each the output holds poison (a NaN with a payload no arithmetic
@@ -43,6 +44,7 @@ static int unsupported(mmp_case_result *r, const mmp_case *c, const mmp_runner_o
         snprintf(why, sizeof why, "invalid problem: %s", mmp_error_last());
         return mmp_runner_skip(r, why);
     }
+    if (mmp_runner_constraint_skip(r, c)) return 1;
     if (k->where == MMP_KERNEL_HOST) {
         double work = (double)c->m * (double)c->n * (double)c->k;
         if (work > ldexp(1.0, o->host_max_log2_work)) {
@@ -52,7 +54,7 @@ static int unsupported(mmp_case_result *r, const mmp_case *c, const mmp_runner_o
         }
         return 0;
     }
-    return mmp_runner_device_skip(r, o, k->min_cc, k->arch_specific);
+    return mmp_runner_device_skip(r, o, k->min_cc, k->arch_specific) || mmp_runner_code_skip(r, o, k);
 }
 
 typedef struct {
@@ -171,8 +173,10 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
         double t0 = mmp_runner_now_ms();
         mmp_runner_phase(1);
         int rc = k->run(&a);
+        int failed = mmp_runner_launch_status(r, k);
         mmp_runner_phase(0);
         *ms = mmp_runner_now_ms() - t0;
+        if (failed) return MMP_STATUS_KERNEL;
         if (rc == MMP_KERNEL_UNSUPPORTED) return MMP_STATUS_UNSUPPORTED;
         if (rc != 0) {
             mmp_runner_say(r, "launch: kernel returned %d", rc);
@@ -198,6 +202,7 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
     MMP_CUDA_CHECK(cudaEventRecord(e0, stream));
     mmp_runner_phase(1);
     int rc = k->run(&a);
+    int failed = mmp_runner_launch_status(r, k);   /* the plugin's own runtime: see kernel.h */
     cudaError_t le = cudaGetLastError();
     cudaEventRecord(e1, stream);
     cudaError_t se = cudaStreamSynchronize(stream);
@@ -214,6 +219,7 @@ static mmp_status launch(mmp_case_result *r, operands *ops, const mmp_case *c, d
         if (mmp_runner_cuda_sticky((int)err)) return MMP_ERR(MMP_STATUS_CUDA, "sticky CUDA error: %s", cudaGetErrorString(err));
         return MMP_STATUS_KERNEL;
     }
+    if (failed) return MMP_STATUS_KERNEL;
     if (rc == MMP_KERNEL_UNSUPPORTED) return MMP_STATUS_UNSUPPORTED;
     if (rc != 0) {
         mmp_runner_say(r, "launch: kernel returned %d", rc);

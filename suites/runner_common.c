@@ -118,6 +118,12 @@ int mmp_runner_device_skip(mmp_case_result *r, const mmp_runner_options *o, int 
     return 0;
 }
 
+int mmp_runner_device_cc(const mmp_runner_options *o)
+{
+    device_query(o);
+    return dev_state == 1 ? dev_cc : 0;
+}
+
 #ifdef MMP_HAVE_CUDA
 int mmp_runner_cuda_sticky(int err)
 {

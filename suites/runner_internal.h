@@ -189,6 +189,15 @@ void mmp_runner_result_for_case(mmp_case_result *r, const mmp_case *c, const mmp
 int mmp_runner_skip(mmp_case_result *r, const char *why);   /* r = SKIP (unsupported) why; 1 */
 /* 1 (r a SKIP with the reason) if there is no usable device or it is below min_cc. */
 int mmp_runner_device_skip(mmp_case_result *r, const mmp_runner_options *o, int min_cc, int arch_specific);
+/* The device's compute capability (major*10+minor), 0 when there is no usable device. */
+int mmp_runner_device_cc(const mmp_runner_options *o);
+/* ---- runner_support.c: what the kernel declares it cannot take, before run() ---- */
+/* 1 (r a SKIP naming the constraint) if case c breaks its kernel's min_k, ld_align_bytes or tight_d. */
+int mmp_runner_constraint_skip(mmp_case_result *r, const mmp_case *c);
+/* 1 (r a SKIP) if k is a device kernel of a plugin whose library has no GPU code this device runs. */
+int mmp_runner_code_skip(mmp_case_result *r, const mmp_runner_options *o, const mmp_kernel_desc *k);
+/* 1 (the plugin's reason said in r, "launch: ...") if k's launch_status reports a failed launch. */
+int mmp_runner_launch_status(mmp_case_result *r, const mmp_kernel_desc *k);
 #ifdef MMP_HAVE_CUDA
 int mmp_runner_cuda_sticky(int cuda_error);   /* the context is lost: the process must stop */
 mmp_status mmp_runner_stream(void **stream);  /* the process's non-blocking case stream */

@@ -3,6 +3,8 @@
 # into a temporary prefix, then, as separate projects using find_package(mmaprobe):
 #   examples/plugin   builds libmine.so with mmaprobe::headers, registers its validation with
 #                     mmaprobe_add_plugin_test, and that CTest test passes;
+#   examples/plugin_cuda (where nvcc exists) builds libmyplugin.so the same way; its registered
+#                     test passes with a GPU and is skipped (exit 3) without one;
 #   a broken twin     the test fixture plugin writing outside D (FIX_WILD): its registered
 #                     test must FAIL, so the registration cannot pass whatever the kernel does;
 #   examples/library  links mmaprobe::mmp and runs (the reference from a program of one's own);
@@ -24,6 +26,22 @@ grep -q "mmaprobe_add_plugin_test\|mine_smoke" "$t/plugin/CTestTestfile.cmake" |
 cmake --build "$t/plugin" >> "$t/plugin.log"
 (cd "$t/plugin" && ctest --output-on-failure > "$t/plugin-ctest.log") || { cat "$t/plugin-ctest.log"; say "FAIL: the example plugin's test"; exit 1; }
 say "examples/plugin: $(grep -E 'tests passed' "$t/plugin-ctest.log")"
+
+# examples/plugin_cuda where nvcc exists: builds against the package, registers its test; the
+# test runs where there is a GPU (PASS required) and is CTest's "skipped" (exit 3) elsewhere.
+nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+if [ -n "$nvcc" ]; then
+  cmake -S "$src/examples/plugin_cuda" -B "$t/plugin_cuda" "${gen[@]}" -DCMAKE_CUDA_COMPILER="$nvcc" > "$t/plugin_cuda.log" 2>&1 ||
+    { tail -20 "$t/plugin_cuda.log"; say "FAIL: configuring examples/plugin_cuda"; exit 1; }
+  grep -q "myplugin_smoke" "$t/plugin_cuda/CTestTestfile.cmake" || { say "FAIL: examples/plugin_cuda registered no test"; exit 1; }
+  cmake --build "$t/plugin_cuda" >> "$t/plugin_cuda.log" 2>&1 || { tail -20 "$t/plugin_cuda.log"; say "FAIL: building examples/plugin_cuda"; exit 1; }
+  [ -e "$t/plugin_cuda/libmyplugin.so" ] || { say "FAIL: no libmyplugin.so"; exit 1; }
+  (cd "$t/plugin_cuda" && ctest --output-on-failure > "$t/plugin_cuda-ctest.log" 2>&1) ||
+    { cat "$t/plugin_cuda-ctest.log"; say "FAIL: the CUDA example plugin's test"; exit 1; }
+  say "examples/plugin_cuda: $(grep -E 'tests passed|Skipped|Not Run' "$t/plugin_cuda-ctest.log" | tr '\n' ' ')"
+else
+  say "examples/plugin_cuda: not built (no nvcc)"
+fi
 
 mkdir -p "$t/bad-src"
 cat > "$t/bad-src/CMakeLists.txt" <<CMAKE

@@ -26,8 +26,8 @@ typedef struct {
 
 static const bad_plugin bad[] = {
     {"no_symbol", "no symbol mmp_plugin_kernels", NULL},
-    {"abi", "ABI version 99, this mmaprobe speaks 1.2", NULL},
-    {"desc_abi", "descriptor ABI version 2, this mmaprobe speaks 1.2", NULL},
+    {"abi", "ABI version 99, this mmaprobe speaks 1.3", NULL},
+    {"desc_abi", "descriptor ABI version 2, this mmaprobe speaks 1.3", NULL},
     {"null_table", "NULL kernel table", NULL},
     {"zero_count", "kernel count must be 1..1024", NULL},
     {"null_entry", "NULL entry point (run)", NULL},
@@ -38,6 +38,7 @@ static const bad_plugin bad[] = {
     {"layout_value", "layouts_b = 1 is a layout value (MMP_LAYOUT_COL), not a mask: use MMP_LAYOUTS_ROW", NULL},
     {"bad_multiple", "shape multiples must be in 1..4096", NULL},
     {"int8_fp16", "int32 accumulation with fp16 output is not supported", NULL},
+    {"bad_align", "ld_align_bytes 24 must be 0 or a power of two up to 4096", NULL},
     {"crash_ctor", "crashed while loading (signal 11", "loading process failed"},
     {"crash_kernels", "crashed while loading (signal 11", "loading process failed"},
     {"hang_ctor", "still loading after 1 s", NULL},
@@ -105,6 +106,119 @@ START_TEST(test_abi10_plugin_loads)
     ck_assert_str_eq(k[0].name, "fix_abi11_f32");
     ck_assert_uint_eq(k[0].layouts_b, MMP_LAYOUTS_ROW);
     ck_assert_uint_eq(k[0].abi_version, MMP_KERNEL_ABI_VERSION);
+}
+END_TEST
+
+/* A 1.2 table (rows without the fields 1.3 appended, tagged masks) still loads; the appended
+ * fields read 0: no constraints, no launch_status. */
+START_TEST(test_abi12_plugin_loads)
+{
+    char path[4096];
+    fixture(path, sizeof path, "abi12");
+    const mmp_kernel_desc *k;
+    size_t n;
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(k[0].name, "fix_abi12_a");
+    ck_assert_str_eq(k[1].name, "fix_abi12_b");
+    ck_assert_uint_eq(k[1].abi_version, MMP_KERNEL_ABI_VERSION);
+    ck_assert_uint_eq(k[1].layouts_b, MMP_LAYOUTS_COL);
+    ck_assert_uint_eq(k[0].layouts_b, MMP_LAYOUTS_ANY);
+    ck_assert_ptr_nonnull(k[1].run);
+    ck_assert_int_eq(k[1].min_k, 0);
+    ck_assert_int_eq(k[1].ld_align_bytes, 0);
+    ck_assert_int_eq(k[1].tight_d, 0);
+    ck_assert_ptr_null(k[1].launch_status);
+    /* and it runs: a case of the second row PASSes */
+    mmp_case c;
+    mmp_case_init(&c, &k[1], 16, 8, 8, MMP_DIST_UNIFORM, 1);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    mmp_case_result r;
+    ck_assert_int_eq(mmp_runner_run(&r, &c, 1, &o, NULL, NULL), MMP_STATUS_OK);
+    ck_assert_msg(r.verdict == MMP_VERDICT_PASS, "%s: %s", mmp_verdict_name(r.verdict), r.message);
+}
+END_TEST
+
+/* The constraints of ABI 1.3: a case breaking one is a SKIP naming it, and run() is not called
+ * (the fixture's run() returns an error for such a case, which would be ERROR launch); a case
+ * keeping them all PASSes. */
+typedef struct {
+    int64_t m, n, k, lda, ldb, ldd;
+    const char *says;              /* NULL: PASS */
+} constraint_case;
+static const constraint_case constraint_cases[] = {
+    {16, 16, 17, 0, 0, 0, "k=17 < min_k 64"},
+    {16, 16, 63, 0, 0, 0, "k=63 < min_k 64"},
+    {16, 16, 64, 0, 17, 0, "ldb 17 elements is not 16-byte aligned"},
+    {16, 16, 64, 66, 0, 0, "lda 66 elements is not 16-byte aligned"},
+    {16, 16, 64, 0, 0, 20, "ldd 20 is not tight (16)"},
+    {16, 16, 64, 0, 0, 0, NULL},
+    {16, 16, 64, 68, 20, 0, NULL},
+};
+
+START_TEST(test_constraints_skip)
+{
+    const constraint_case *t = &constraint_cases[_i];
+    char path[4096];
+    fixture(path, sizeof path, "constraints");
+    const mmp_kernel_desc *k;
+    size_t n;
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_int_eq(k[0].min_k, 64);
+    mmp_case c;
+    mmp_case_init(&c, &k[0], t->m, t->n, t->k, MMP_DIST_UNIFORM, 1);
+    if (t->lda) c.lda = t->lda;
+    if (t->ldb) c.ldb = t->ldb;
+    if (t->ldd) c.ldd = t->ldd;
+    mmp_case_finish(&c);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    mmp_case_result r;
+    ck_assert_int_eq(mmp_runner_run(&r, &c, 1, &o, NULL, NULL), MMP_STATUS_OK);
+    printf("%s: %s %s\n", r.id, mmp_verdict_name(r.verdict), r.message);
+    if (!t->says) {
+        ck_assert_msg(r.verdict == MMP_VERDICT_PASS, "%s: %s %s", r.id, mmp_verdict_name(r.verdict), r.message);
+        return;
+    }
+    ck_assert_msg(r.verdict == MMP_VERDICT_SKIP, "%s: %s %s", r.id, mmp_verdict_name(r.verdict), r.message);
+    ck_assert(r.reasons & MMP_REASON_UNSUPPORTED);
+    ck_assert_msg(strstr(r.message, t->says), "'%s' should say '%s'", r.message, t->says);
+}
+END_TEST
+
+/* A launch that failed in the plugin's own runtime: its launch_status hook says so and the case
+ * is ERROR launch with the hook's message (one line). The twin without the hook is what
+ * mmaprobe could see before: FAIL unwritten. */
+START_TEST(test_launch_status_error)
+{
+    char path[4096];
+    fixture(path, sizeof path, "launch_status");
+    const mmp_kernel_desc *k;
+    size_t n;
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_ptr_nonnull(k[0].launch_status);
+    mmp_case c;
+    mmp_case_init(&c, &k[0], 16, 16, 16, MMP_DIST_UNIFORM, 1);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    mmp_case_result r;
+    ck_assert_int_eq(mmp_runner_run(&r, &c, 1, &o, NULL, NULL), MMP_STATUS_OK);
+    printf("%s: %s %s\n", r.id, mmp_verdict_name(r.verdict), r.message);
+    ck_assert_int_eq(r.verdict, MMP_VERDICT_ERROR);
+    ck_assert(r.reasons & MMP_REASON_LAUNCH);
+    ck_assert(!(r.reasons & MMP_REASON_UNWRITTEN));
+    ck_assert_msg(strstr(r.message, "launch: cudaErrorInvalidConfiguration: invalid configuration argument"), "%s",
+                  r.message);
+    ck_assert(!strchr(r.message, '\n'));
+
+    fixture(path, sizeof path, "silent_launch");
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    mmp_case_init(&c, &k[0], 16, 16, 16, MMP_DIST_UNIFORM, 1);
+    ck_assert_int_eq(mmp_runner_run(&r, &c, 1, &o, NULL, NULL), MMP_STATUS_OK);
+    printf("%s: %s %s\n", r.id, mmp_verdict_name(r.verdict), r.message);
+    ck_assert_int_eq(r.verdict, MMP_VERDICT_FAIL);
+    ck_assert(r.reasons & MMP_REASON_UNWRITTEN);
 }
 END_TEST
 
@@ -188,6 +302,46 @@ START_TEST(test_device_too_old)
 }
 END_TEST
 
+#ifdef MMP_CUDA_PLUGINS
+/* A CUDA plugin with no code for the device: every case a SKIP naming the codes and the device,
+ * decided on the host from the library's fat binary (device_cc given, no GPU used). Without the
+ * check the runner would launch, and on this machine (or on the device) that is an ERROR. */
+typedef struct {
+    const char *lib;
+    int cc;
+    const char *says;
+} code_case;
+static const code_case code_cases[] = {
+    {"fixcu_sm90a", 80, "plugin has code for sm_90a only; this device is sm_80"},
+    {"fixcu_sm80", 90, "plugin has code for sm_80 only; this device is sm_90"},
+    {"fixcu_sm90a", 100, "plugin has code for sm_90a only; this device is sm_100"},
+    {"fixcu_ptx80", 75, "needs sm_80, device is sm_75"},   /* min_cc says it first */
+};
+
+START_TEST(test_no_code_for_device)
+{
+    const code_case *t = &code_cases[_i];
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.so", MMP_PLUGIN_FIXTURES, t->lib);
+    const mmp_kernel_desc *k;
+    size_t n;
+    ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());
+    mmp_case c;
+    mmp_case_init(&c, &k[0], 16, 16, 16, MMP_DIST_UNIFORM, 1);
+    mmp_runner_options o;
+    mmp_runner_options_init(&o);
+    o.have_device = 1;
+    o.device_cc = t->cc;
+    mmp_case_result r;
+    ck_assert_int_eq(mmp_runner_run(&r, &c, 1, &o, NULL, NULL), MMP_STATUS_OK);
+    printf("%s on sm_%d: %s %s\n", t->lib, t->cc, mmp_verdict_name(r.verdict), r.message);
+    ck_assert_int_eq(r.verdict, MMP_VERDICT_SKIP);
+    ck_assert(r.reasons & MMP_REASON_UNSUPPORTED);
+    ck_assert_str_eq(r.message, t->says);
+}
+END_TEST
+#endif
+
 START_TEST(test_check_desc_null)
 {
     ck_assert_int_eq(mmp_plugin_check_desc(NULL), MMP_STATUS_INVALID);
@@ -204,9 +358,15 @@ static Suite *plugin_suite(void)
     tcase_add_test(tc, test_not_a_library);
     tcase_add_test(tc, test_good_plugin_passes);
     tcase_add_test(tc, test_abi10_plugin_loads);
+    tcase_add_test(tc, test_abi12_plugin_loads);
+    tcase_add_loop_test(tc, test_constraints_skip, 0, (int)(sizeof constraint_cases / sizeof constraint_cases[0]));
+    tcase_add_test(tc, test_launch_status_error);
     tcase_add_test(tc, test_wild_plugin_kernel);
     tcase_add_test(tc, test_device_too_old);
     tcase_add_test(tc, test_check_desc_null);
+#ifdef MMP_CUDA_PLUGINS
+    tcase_add_loop_test(tc, test_no_code_for_device, 0, (int)(sizeof code_cases / sizeof code_cases[0]));
+#endif
     suite_add_tcase(s, tc);
     return s;
 }

@@ -257,6 +257,35 @@ mmp_status mmp_plugin_load(const mmp_kernel_desc **kernels, size_t *count, const
 /* Check one descriptor: fields in range and a possible format combination. */
 mmp_status mmp_plugin_check_desc(const mmp_kernel_desc *d);
 
+/* ---- GPU code in a shared library (suites/fatbin.c) ----
+ * The SASS (cubin) and PTX targets of the ELF .nv_fatbin section, read on the host, and the rule
+ * of which compute capability can run them: a plugin with code for none of them is a SKIP
+ * ("plugin has code for sm_90a only; this device is sm_80"), not an ERROR. */
+enum { MMP_FATBIN_MAX_CODES = 64 };
+typedef struct mmp_fatbin_code {
+    int arch;                      /* 80 for sm_80 or compute_80 */
+    int ptx;                       /* 1: PTX (compute_XY, JIT-compiled), 0: SASS (sm_XY) */
+    int suffix;                    /* 0, 'a' (arch-specific: sm_90a) or 'f' (family-specific) */
+} mmp_fatbin_code;
+typedef struct mmp_fatbin_info {
+    int have_fatbin;               /* the library has a .nv_fatbin section */
+    int n;                         /* distinct targets in codes[] */
+    int truncated;                 /* more distinct targets than codes[] holds */
+    mmp_fatbin_code codes[MMP_FATBIN_MAX_CODES];
+} mmp_fatbin_info;
+/* The containers of a .nv_fatbin section's bytes; MMP_STATUS_PARSE when they are malformed. */
+mmp_status mmp_fatbin_parse(mmp_fatbin_info *info, const void *section, size_t size);
+/* The .nv_fatbin section of an ELF file (none: OK with have_fatbin 0); MMP_STATUS_IO when it
+ * cannot be opened, MMP_STATUS_PARSE when it is not an ELF64 file or the section is malformed. */
+mmp_status mmp_fatbin_read_elf(mmp_fatbin_info *info, const char *path);
+/* 1 if compute capability cc (major*10+minor) runs this code (cubin: same major, not newer;
+ * 'a': exactly its own; PTX: not newer, 'a' exactly, 'f' within the major). */
+int mmp_fatbin_code_runs_on(const mmp_fatbin_code *c, int cc);
+/* 1 if any target of info runs on cc, or nothing is known against it (no fat binary). */
+int mmp_fatbin_runs_on(const mmp_fatbin_info *info, int cc);
+/* "sm_80, sm_90a, compute_90 (PTX)" (SASS first), or "no fat binary" / "no GPU code". */
+void mmp_fatbin_describe(char *buf, size_t size, const mmp_fatbin_info *info);
+
 /* ---- the end-of-run table (until the reports renderer is used) ---- */
 /* Per kernel x precision: pass/fail/error/skip, worst error/bound ratio, max ULP, time. */
 void mmp_runner_print_table(FILE *out, const mmp_case_result *results, size_t n);
