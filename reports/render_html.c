@@ -159,7 +159,7 @@ static void heat_pattern(FILE *out, const mmp_case_result *c)
     char rows[256], cols[256];
     int pr = describe_axis(rows, sizeof rows, "row", rb, m->heat_rows, (c->m + m->heat_rows - 1) / m->heat_rows);
     int pc = describe_axis(cols, sizeof cols, "column", cb, m->heat_cols, (c->n + m->heat_cols - 1) / m->heat_cols);
-    fprintf(out, "<p><b>Pattern:</b> blocks over the bound in %s, %s%s</p>\n", rows, cols,
+    fprintf(out, "<p><b>Pattern:</b> blocks over the bound or marked in %s, %s%s</p>\n", rows, cols,
             pr || pc ? " &#8212; periodic: looks like a tile or fragment-layout bug" : "");
 }
 
