@@ -190,7 +190,7 @@ static void write_analysis(mmp_jw *w, const mmp_memory_report *r)
     mmp_jw_begin_array(w);
     for (int b = 0; b < 32; b++) mmp_jw_int64(w, r->bank_words[b]);
     mmp_jw_end_array(w);
-    if (r->n_requests > 0) write_requests(w, r);   /* none: written as before the grids */
+    if (r->n_requests > 0) write_requests(w, r);   /* none kept: the member is left out */
     mmp_jw_end_object(w);
 }
 
@@ -558,7 +558,7 @@ static mmp_status read_analysis(const rd *R, mmp_memory_report *r, const mmp_jso
     MMP_TRY(st);
     for (size_t b = 0; bw && b < bw->n && b < 32; b++)
         if (mmp_json_int64(&r->bank_words[b], bw->items[b])) return fail(R, bw->items[b], "bank_words", "expected an integer");
-    const mmp_json *rq = garr(R, v, "requests", &st);   /* absent in documents before the grids */
+    const mmp_json *rq = garr(R, v, "requests", &st);   /* optional */
     MMP_TRY(st);
     for (size_t i = 0; rq && i < rq->n && r->n_requests < MMP_MEMORY_MAX_SITES; i++)
         MMP_TRY(read_request(R, &r->requests[r->n_requests++], rq->items[i]));

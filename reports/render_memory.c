@@ -149,7 +149,7 @@ static void kernel_panel(FILE *out, const mmp_memory_report *a)
     fputs("</div>\n", out);
     int pick[GRIDS_PER_KERNEL], n = pick_requests(a, pick);
     for (int i = 0; i < n; i++) request_grid(out, &a->requests[pick[i]]);
-    if (!n) fputs("<div class=\"muted\">(no request recorded: a document written before the lane grids)</div>\n", out);
+    if (!n) fputs("<div class=\"muted\">(no request recorded in this document: no lane grid)</div>\n", out);
     bank_map(out, a);
     fputs("</div>\n", out);
 }
