@@ -67,6 +67,12 @@ mmp_status mmp_reason_parse(uint32_t *mask, const char *list)
     return MMP_STATUS_OK;
 }
 
+const char *mmp_heat_mark_name(mmp_heat_mark k)
+{
+    static const char *const names[MMP_HEAT_MARK_COUNT_] = {"none", "guard", "nan", "unwritten"};
+    return (unsigned)k < MMP_HEAT_MARK_COUNT_ ? names[k] : "?";
+}
+
 double mmp_hist_edge(int bin)
 {
     if (bin <= 0) return 0.0;

@@ -172,6 +172,32 @@ mmp_status mmp_memory_gmem_cost(mmp_gmem_cost *out, const mmp_warp_access *a)
     return MMP_STATUS_OK;
 }
 
+/* The access site of a label: the label less a trailing " k<step>" (one site per instruction
+ * whatever the K sub-step it loads). */
+static size_t site_len(const char *label)
+{
+    size_t n = strlen(label), e = n;
+    while (e > 0 && label[e - 1] >= '0' && label[e - 1] <= '9') e--;
+    if (e < n && e >= 2 && label[e - 1] == 'k' && label[e - 2] == ' ') return e - 2;
+    return n;
+}
+
+/* Keep a's request when it is its site's worst so far (a new site while there is room). */
+static void keep_request(mmp_memory_report *out, const mmp_warp_access *a, int warp, const mmp_smem_cost *c)
+{
+    const char *label = a->label ? a->label : "?";
+    size_t len = site_len(label);
+    int s = 0;
+    while (s < out->n_requests && !(strlen(out->requests[s].label) == len && !strncmp(out->requests[s].label, label, len)))
+        s++;
+    if (s == MMP_MEMORY_MAX_SITES || (s < out->n_requests && c->wavefronts <= out->requests[s].wavefronts)) return;
+    mmp_memory_request q;
+    if (mmp_memory_request_make(&q, a, warp, c) != MMP_STATUS_OK) return;
+    snprintf(q.label, sizeof q.label, "%.*s", (int)(len < sizeof q.label ? len : sizeof q.label - 1), label);
+    out->requests[s] = q;
+    if (s == out->n_requests) out->n_requests++;
+}
+
 mmp_status mmp_memory_analyse(mmp_memory_report *out, const mmp_kernel_memmap *map,
                               const mmp_memmap_shape *shape, int kstep)
 {
@@ -218,6 +244,7 @@ mmp_status mmp_memory_analyse(mmp_memory_report *out, const mmp_kernel_memmap *m
             if (is_store) { out->smem_st_wavefronts += c.wavefronts; out->smem_st_ideal += c.phases; }
             else { out->smem_ld_wavefronts += c.wavefronts; out->smem_ld_ideal += c.phases; }
             for (int b = 0; b < 32; b++) out->bank_words[b] += c.bank_words[b];
+            keep_request(out, a, w, &c);
             if (c.ways > out->worst_ways) {
                 out->worst_ways = c.ways;
                 snprintf(out->worst_label, sizeof out->worst_label, "%s", a->label ? a->label : "?");
@@ -253,4 +280,9 @@ void mmp_memory_print(FILE *out, const mmp_memory_report *r)
     fprintf(out, "   ");
     for (int b = 0; b < 32; b++) fputc("0123456789abcdefghijklmnopqrstuv"[b], out);
     fputc('\n', out);
+    /* the worst request of the worst site: which lanes meet in which bank, wavefront by wavefront */
+    int worst = -1;
+    for (int s = 0; s < r->n_requests && s < MMP_MEMORY_MAX_SITES; s++)
+        if (worst < 0 || r->requests[s].ways > r->requests[worst].ways) worst = s;
+    if (worst >= 0) mmp_memory_request_print(out, &r->requests[worst]);
 }

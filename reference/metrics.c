@@ -162,12 +162,14 @@ static void metric_blocks(void *ctx, int64_t b0, int64_t b1, int tid)
                     ratio = 0;   /* the class the declared input rounding gives (special_alt) */
                 } else if (isnan(got) != isnan(wc)) {
                     out->nan_mismatch++;
+                    mmp_heat_mark_raise(&out->heat_mark[mmp_heat_cell(i, j, in->m, in->n, hr, hc)], MMP_HEAT_MARK_NAN);
                     bad = 1;
                     ratio = INFINITY;
                 } else if (isnan(wc) || (isinf(got) && got == wc)) {
                     ratio = 0; /* both NaN (propagation as expected), or the same infinity */
                 } else if (isinf(got) || isinf(want)) {
                     out->inf_mismatch++;
+                    mmp_heat_mark_raise(&out->heat_mark[mmp_heat_cell(i, j, in->m, in->n, hr, hc)], MMP_HEAT_MARK_NAN);
                     bad = 1;
                     ratio = INFINITY;
                 } else {
@@ -316,12 +318,14 @@ mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, co
         sum_err2 += k->sum_err2;
         sum_ref2 += k->sum_ref2;
     }
-    /* heat cells: the maximum over the blocks whose rows fall in them */
+    /* heat cells and their marks: the maximum over the blocks whose rows fall in them */
     for (int64_t b = 0; b < nblk; b++) {
         const met_block *k = &J.blk[b];
         for (int r = k->heat_lo; r <= k->heat_hi; r++)
-            for (int c = 0; c < hc; c++)
+            for (int c = 0; c < hc; c++) {
                 if (k->m.heat[r * hc + c] > out->heat[r * hc + c]) out->heat[r * hc + c] = k->m.heat[r * hc + c];
+                mmp_heat_mark_raise(&out->heat_mark[r * hc + c], (mmp_heat_mark)k->m.heat_mark[r * hc + c]);
+            }
     }
     free(J.blk);
     out->norm_rel_err = sum_ref2 > 0 ? (double)sqrtl(sum_err2 / sum_ref2) : (sum_err2 > 0 ? INFINITY : 0.0);

@@ -152,6 +152,26 @@ static void write_layout(mmp_jw *w, const mmp_layout_results *L)
     mmp_jw_end_object(w);
 }
 
+/* The worst request of each shared-memory access site (memory.h), for the lane -> bank grids. */
+static void write_requests(mmp_jw *w, const mmp_memory_report *r)
+{
+    mmp_jw_key(w, "requests");
+    mmp_jw_begin_array(w);
+    for (int i = 0; i < r->n_requests && i < MMP_MEMORY_MAX_SITES; i++) {
+        const mmp_memory_request *q = &r->requests[i];
+        mmp_jw_begin_object(w);
+        kstr(w, "label", q->label); kint(w, "kind", q->kind); kint(w, "bytes", q->bytes);
+        kint(w, "matrices", q->matrices); kint(w, "active", q->active); kint(w, "warp", q->warp);
+        kint(w, "wavefronts", q->wavefronts); kint(w, "ways", q->ways);
+        mmp_jw_key(w, "words");
+        mmp_jw_begin_array(w);
+        for (int l = 0; l < 32; l++) mmp_jw_int64(w, q->word[l]);
+        mmp_jw_end_array(w);
+        mmp_jw_end_object(w);
+    }
+    mmp_jw_end_array(w);
+}
+
 static void write_analysis(mmp_jw *w, const mmp_memory_report *r)
 {
     mmp_jw_begin_object(w);
@@ -170,6 +190,7 @@ static void write_analysis(mmp_jw *w, const mmp_memory_report *r)
     mmp_jw_begin_array(w);
     for (int b = 0; b < 32; b++) mmp_jw_int64(w, r->bank_words[b]);
     mmp_jw_end_array(w);
+    if (r->n_requests > 0) write_requests(w, r);   /* none kept: the member is left out */
     mmp_jw_end_object(w);
 }
 
@@ -490,6 +511,31 @@ static mmp_status read_layout(const rd *R, mmp_layout_results *L, const mmp_json
     return MMP_STATUS_OK;
 }
 
+static mmp_status read_request(const rd *R, mmp_memory_request *q, const mmp_json *v)
+{
+    MMP_TRY(mmp_json_expect(R->cx, v, MMP_JSON_OBJECT, "probes.memory.kernels[].analysis.requests[]"));
+    memset(q, 0, sizeof *q);
+    int64_t active = 0;
+    MMP_TRY(gstr(R, q->label, sizeof q->label, v, "label")); MMP_TRY(gi32(R, &q->kind, v, "kind"));
+    MMP_TRY(gi32(R, &q->bytes, v, "bytes")); MMP_TRY(gi32(R, &q->matrices, v, "matrices"));
+    MMP_TRY(gi64(R, &active, v, "active")); MMP_TRY(gi32(R, &q->warp, v, "warp"));
+    MMP_TRY(gi32(R, &q->wavefronts, v, "wavefronts")); MMP_TRY(gi32(R, &q->ways, v, "ways"));
+    if (active < 0 || active > UINT32_MAX) return fail(R, mmp_json_get(v, "active"), "active", "expected a 32-lane mask");
+    q->active = (uint32_t)active;
+    if (q->bytes < 1 || q->bytes > 16) return fail(R, mmp_json_get(v, "bytes"), "bytes", "expected 1..16 bytes per lane");
+    mmp_status st;
+    const mmp_json *ws = garr(R, v, "words", &st);
+    MMP_TRY(st);
+    if (!ws || ws->n != 32) return fail(R, ws ? ws : v, "words", "expected 32 word offsets");
+    for (int l = 0; l < 32; l++) {
+        int64_t x;
+        if (mmp_json_int64(&x, ws->items[l]) || x < 0 || x > UINT32_MAX - 4)
+            return fail(R, ws->items[l], "words", "expected a word offset");
+        q->word[l] = (uint32_t)x;
+    }
+    return MMP_STATUS_OK;
+}
+
 static mmp_status read_analysis(const rd *R, mmp_memory_report *r, const mmp_json *v)
 {
     MMP_TRY(mmp_json_expect(R->cx, v, MMP_JSON_OBJECT, "probes.memory.kernels[].analysis"));
@@ -512,6 +558,10 @@ static mmp_status read_analysis(const rd *R, mmp_memory_report *r, const mmp_jso
     MMP_TRY(st);
     for (size_t b = 0; bw && b < bw->n && b < 32; b++)
         if (mmp_json_int64(&r->bank_words[b], bw->items[b])) return fail(R, bw->items[b], "bank_words", "expected an integer");
+    const mmp_json *rq = garr(R, v, "requests", &st);   /* optional */
+    MMP_TRY(st);
+    for (size_t i = 0; rq && i < rq->n && r->n_requests < MMP_MEMORY_MAX_SITES; i++)
+        MMP_TRY(read_request(R, &r->requests[r->n_requests++], rq->items[i]));
     return MMP_STATUS_OK;
 }
 

@@ -188,6 +188,14 @@ void mmp_json_write_case(mmp_jw *w, const mmp_case_result *r)
         mmp_jw_begin_array(w);
         for (int i = 0; i < m->heat_rows * m->heat_cols; i++) mmp_jw_float(w, m->heat[i]);
         mmp_jw_end_array(w);
+        int marked = 0;   /* marks only where a cell has one: unmarked maps stay as they were */
+        for (int i = 0; i < m->heat_rows * m->heat_cols; i++) marked |= m->heat_mark[i];
+        if (marked) {
+            mmp_jw_key(w, "marks");
+            mmp_jw_begin_array(w);
+            for (int i = 0; i < m->heat_rows * m->heat_cols; i++) mmp_jw_int64(w, m->heat_mark[i]);
+            mmp_jw_end_array(w);
+        }
         mmp_jw_end_object(w);
     }
     mmp_jw_end_object(w);
@@ -228,6 +236,17 @@ static mmp_status read_metrics(const mmp_json_ctx *cx, mmp_metrics *m, const mmp
                 double d;
                 if (mmp_json_double(&d, x)) return bad(cx, x, path, "heatmap.cells", "expected a number");
                 m->heat[i] = (float)d;
+            }
+        }
+        const mmp_json *marks = mmp_json_get(hm, "marks");
+        if (marks && marks->type != MMP_JSON_NULL) {
+            if (marks->type != MMP_JSON_ARRAY || marks->n != (size_t)(rows * cols))
+                return bad(cx, marks, path, "heatmap.marks", "expected an array of rows*cols marks");
+            for (size_t i = 0; i < marks->n; i++) {
+                int64_t k;
+                if (mmp_json_int64(&k, marks->items[i]) || k < 0 || k >= MMP_HEAT_MARK_COUNT_)
+                    return bad(cx, marks->items[i], path, "heatmap.marks", "expected a mark 0..3");
+                m->heat_mark[i] = (uint8_t)k;
             }
         }
     }

@@ -17,13 +17,16 @@ void mmp_xml_escape(FILE *out, const char *s);
 
 /* The probe section of the HTML report (render_probes.c). */
 void mmp_html_probes(FILE *out, const mmp_probe_results *p);
+/* Its memory group (render_memory.c): counters beside the model, lane -> bank grids, bank maps. */
+void mmp_html_memory(FILE *out, const mmp_memory_results *M);
 /* The compact tables of every probe group that ran (render_probe_tables.c). */
 enum { MMP_PROBE_TABLE_TEXT, MMP_PROBE_TABLE_MD, MMP_PROBE_TABLE_HTML };
 void mmp_probe_tables(FILE *out, const mmp_probe_results *p, int style);
 
 /* SVG pieces for the HTML report (svg.c). */
-/* Heatmap of cells (rows x cols, max |err|/bound per block) over an m x n matrix. */
-void mmp_svg_heatmap(FILE *out, const float *cells, int rows, int cols, int64_t m, int64_t n);
+/* The metrics' heatmap (cells: max |err|/bound per block; their marks; the first failing
+ * element ringed) over an m x n matrix. */
+void mmp_svg_heatmap(FILE *out, const mmp_metrics *mt, int64_t m, int64_t n);
 /* Histogram of |err|/bound over the MMP_HIST_BINS bins. */
 void mmp_svg_histogram(FILE *out, const uint64_t *hist);
 /* Scatter/line chart of y against x (log-log), one series per name. */

@@ -151,12 +151,15 @@ static void heat_pattern(FILE *out, const mmp_case_result *c)
     int rb[MMP_HEAT_MAX] = {0}, cb[MMP_HEAT_MAX] = {0}, any = 0;
     for (int r = 0; r < m->heat_rows; r++)
         for (int k = 0; k < m->heat_cols; k++)
-            if (!(m->heat[r * m->heat_cols + k] <= 1)) { rb[r] = cb[k] = 1; any = 1; }   /* > 1 or NaN */
+            if (!(m->heat[r * m->heat_cols + k] <= 1) || m->heat_mark[r * m->heat_cols + k]) {   /* > 1, NaN, marked */
+                rb[r] = cb[k] = 1;
+                any = 1;
+            }
     if (!any) return;
     char rows[256], cols[256];
     int pr = describe_axis(rows, sizeof rows, "row", rb, m->heat_rows, (c->m + m->heat_rows - 1) / m->heat_rows);
     int pc = describe_axis(cols, sizeof cols, "column", cb, m->heat_cols, (c->n + m->heat_cols - 1) / m->heat_cols);
-    fprintf(out, "<p><b>Pattern:</b> blocks over the bound in %s, %s%s</p>\n", rows, cols,
+    fprintf(out, "<p><b>Pattern:</b> blocks over the bound or marked in %s, %s%s</p>\n", rows, cols,
             pr || pc ? " &#8212; periodic: looks like a tile or fragment-layout bug" : "");
 }
 
@@ -182,7 +185,7 @@ static void failure_card(FILE *out, const mmp_case_result *c)
                      " elements (%d&#215;%d blocks)</div>\n",
                 (c->m + m->heat_rows - 1) / m->heat_rows, (c->n + m->heat_cols - 1) / m->heat_cols, m->heat_rows,
                 m->heat_cols);
-        mmp_svg_heatmap(out, m->heat, m->heat_rows, m->heat_cols, c->m, c->n);
+        mmp_svg_heatmap(out, m, c->m, c->n);
         fputs("</div>\n", out);
     } else {
         fputs("<div class=\"muted\">(no heatmap recorded for this case)</div>\n", out);

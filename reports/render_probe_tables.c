@@ -4,8 +4,8 @@
  *           unresolved features, replay mismatches (all vectors);
  *   layout: rows = captures; columns = kind, verdict, fragments, differences, differing lanes;
  *   memory: rows = kernels; columns = shared wavefronts (model, ideal), worst conflict ways,
- *           global sectors (model as L1TEX counts, ideal), measured method, measured shared-load
- *           wavefronts and global sectors, agreement.
+ *           global sectors (model as L1TEX counts, ideal), measured method, the model's shared-load
+ *           wavefronts beside the measured ones, measured global sectors, agreement.
  * Every figure comes from the typed results (probe.h); nothing is recomputed here. */
 #include <inttypes.h>
 #include <math.h>
@@ -150,25 +150,26 @@ static void fmt_num(char *b, size_t n, double x)
 static void memory_table(FILE *out, const mmp_memory_results *M, int style)
 {
     static const char *const names[] = {"KERNEL", "SMEM WF", "IDEAL", "WAYS", "GMEM SECTORS", "IDEAL", "METHOD",
-                                        "MEAS. LD WF", "MEAS. SECTORS", "AGREE"};
-    static const int width[] = {36, 8, 6, 4, 12, 6, 7, 11, 13, 9};
-    table t = {out, style, 10, width};
+                                        "MODEL LD WF", "MEAS. LD WF", "MEAS. SECTORS", "AGREE"};
+    static const int width[] = {36, 8, 6, 4, 12, 6, 7, 11, 11, 13, 9};
+    table t = {out, style, 11, width};
     head(&t, "Memory maps (one row per kernel; per CTA per K step)", names);
     for (size_t i = 0; i < M->n_kernels; i++) {
         const mmp_memory_kernel_result *k = &M->kernels[i];
         const mmp_memory_report *r = &k->analysis;
-        char b[10][64];
+        char b[11][64];
         snprintf(b[1], sizeof b[1], "%" PRId64, r->smem_wavefronts);
         snprintf(b[2], sizeof b[2], "%" PRId64, r->smem_ideal);
         snprintf(b[3], sizeof b[3], "%d", (int)r->worst_ways);
         snprintf(b[4], sizeof b[4], "%" PRId64, r->gmem_l1tex_sectors);
         snprintf(b[5], sizeof b[5], "%" PRId64, r->gmem_ideal);
         snprintf(b[6], sizeof b[6], "%s", k->measured ? k->method : "-");
-        fmt_num(b[7], sizeof b[7], k->measured ? k->smem_ld_wavefronts : NAN);
-        fmt_num(b[8], sizeof b[8], k->measured ? k->gmem_sectors : NAN);
-        snprintf(b[9], sizeof b[9], "%s/%s", tri(k->agree), tri(k->gmem_agree));
+        snprintf(b[7], sizeof b[7], "%" PRId64, r->smem_ld_wavefronts);   /* what MEAS. LD WF is judged against */
+        fmt_num(b[8], sizeof b[8], k->measured ? k->smem_ld_wavefronts : NAN);
+        fmt_num(b[9], sizeof b[9], k->measured ? k->gmem_sectors : NAN);
+        snprintf(b[10], sizeof b[10], "%s/%s", tri(k->agree), tri(k->gmem_agree));
         cell(&t, 0, r->kernel);
-        for (int c = 1; c < 10; c++) cell(&t, c, b[c]);
+        for (int c = 1; c < 11; c++) cell(&t, c, b[c]);
     }
     foot(&t);
     char s[1200];

@@ -1,7 +1,7 @@
 /* render_probes.c — the HTML report's probe pictures, from the typed results (probe.h):
  *   layout: a lane grid per fragment (T<lane>, r<register>), cells differing from the PTX ISA
  *           documentation outlined in red;
- *   memory: a bank map, words per shared-memory bank in one K step against the even share.
+ *   memory: render_memory.c (lane -> bank grids, bank maps, counters beside the model).
  * The compact tables of every group (text, Markdown, HTML) are render_probe_tables.c. */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -82,56 +82,10 @@ static void layout_group(FILE *out, const mmp_layout_results *L)
     if (total > drawn) fprintf(out, "<p class=\"muted\">%zu more fragments in the JSON document.</p>\n", total - drawn);
 }
 
-static void bank_map(FILE *out, const mmp_memory_report *a)
-{
-    int64_t w[32], max = 1, sum = 0;
-    for (int b = 0; b < 32; b++) {
-        w[b] = a->bank_words[b] < 0 ? 0 : a->bank_words[b];
-        if (w[b] > max) max = w[b];
-        sum += w[b];
-    }
-    double share = (double)sum / 32.0;
-    const double bwid = 16, h = 110, left = 36, top = 8;
-    fputs("<div class=\"panel\"><h3>", out);
-    esc(out, a->kernel);
-    fputs("</h3><div class=\"muted\">", out);
-    fprintf(out, "shared: %" PRId64 " wavefronts per K step (ideal %" PRId64 ")", a->smem_wavefronts, a->smem_ideal);
-    if (a->worst_ways > 1) {
-        fprintf(out, " &#183; <b>worst %d-way conflict</b>", (int)a->worst_ways);
-        if (a->worst_label[0]) { fputs(" in ", out); esc(out, a->worst_label); }
-    }
-    if (a->gmem_efficiency == a->gmem_efficiency) fprintf(out, " &#183; global efficiency %.0f%%", 100 * a->gmem_efficiency);
-    fprintf(out, "</div><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\">\n", left + 32 * bwid + 10, top + h + 34);
-    for (int b = 0; b < 32; b++) {
-        double bh = h * (double)w[b] / (double)max;
-        fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>bank %d: %" PRId64
-                     " words</title></rect>",
-                left + b * bwid + 1, top + h - bh, bwid - 2, bh, (double)w[b] > 1.5 * share ? "#c0392b" : "#4a7fc1", b, w[b]);
-        if (b % 4 == 0)
-            fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%d</text>", left + b * bwid + bwid / 2,
-                    top + h + 13, b);
-        fputc('\n', out);
-    }
-    double sy = top + h - h * share / (double)max;
-    fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"4 3\"/>"
-                 "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%" PRId64 "</text>"
-                 "<text x=\"%.1f\" y=\"%.1f\" class=\"ax\">bank (words per bank in one K step; dashed: even share)</text>\n",
-            left, left + 32 * bwid, sy, sy, left - 4, top + 8, max, left, top + h + 28);
-    fputs("</svg></div>\n", out);
-}
-
-static void memory_group(FILE *out, const mmp_memory_results *M)
-{
-    fputs("<h3>Shared-memory bank maps</h3>\n", out);
-    for (size_t i = 0; i < M->n_kernels && i < MAX_PICTURES; i++) bank_map(out, &M->kernels[i].analysis);
-    if (M->n_kernels > MAX_PICTURES)
-        fprintf(out, "<p class=\"muted\">%zu more kernels in the JSON document.</p>\n", M->n_kernels - MAX_PICTURES);
-}
-
 void mmp_html_probes(FILE *out, const mmp_probe_results *p)
 {
     fputs("<h2>Probes</h2>\n", out);
     mmp_probe_tables(out, p, MMP_PROBE_TABLE_HTML);
     if (p->layout.present) layout_group(out, &p->layout);
-    if (p->memory.present) memory_group(out, &p->memory);
+    if (p->memory.present) mmp_html_memory(out, &p->memory);
 }

@@ -3,7 +3,9 @@
  *
  * Colour scale of |err|/bound (log): <= 2^-14 near white, rising through blue to 1 (the bound,
  * where the scale turns), then orange to dark red at >= 2^10 — a cell over its bound cannot be
- * mistaken for one under it.
+ * mistaken for one under it. Cell marks (mmp_heat_mark) are drawn over the colour: unwritten
+ * black, NaN/Inf mismatch magenta, guard damage hatched orange; a green ring circles the cell of
+ * the first failing element (the one the message names), with a legend of what is shown.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -42,15 +44,60 @@ static void ratio_color(char buf[8], double r)
     lerp(buf, a, b, t > 1 ? 1 : t);
 }
 
-void mmp_svg_heatmap(FILE *out, const float *cells, int rows, int cols, int64_t m, int64_t n)
+/* One cell's mark over its colour: unwritten black, NaN/Inf mismatch magenta, guard damage an
+ * orange outline with hatching (the error colour stays visible under it). */
+static void heat_mark(FILE *out, int mark, double x, double y, double cw, double ch)
 {
-    if (rows <= 0 || cols <= 0 || rows > MMP_HEAT_MAX || cols > MMP_HEAT_MAX) return;
+    if (mark == MMP_HEAT_MARK_UNWRITTEN || mark == MMP_HEAT_MARK_NAN) {
+        fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n", x, y, cw + 0.05,
+                ch + 0.05, mark == MMP_HEAT_MARK_UNWRITTEN ? "#000000" : "#d000d0");
+    } else if (mark == MMP_HEAT_MARK_GUARD) {
+        fprintf(out, "<g stroke=\"#f07800\" stroke-width=\"1.5\"><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+                     "height=\"%.2f\" fill=\"none\"/>",
+                x + 0.75, y + 0.75, cw - 1.5, ch - 1.5);
+        for (int t = 1; t <= 3; t++) {   /* three diagonals, bottom-left to top-right */
+            double f = t / 4.0;
+            fprintf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>", x, y + ch * f, x + cw * f, y);
+            fprintf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>", x + cw * f, y + ch, x + cw, y + ch * f);
+        }
+        fputs("</g>\n", out);
+    }
+}
+
+/* The legend of the marks present, and of the first failing element's ring, under the map. */
+static void heat_legend(FILE *out, const int have[MMP_HEAT_MARK_COUNT_], int ring, double x, double y)
+{
+    static const char *const label[MMP_HEAT_MARK_COUNT_] = {"", "guard / ld padding of D overwritten",
+                                                             "NaN/Inf mismatch", "unwritten (poison left)"};
+    for (int k = MMP_HEAT_MARK_UNWRITTEN; k > MMP_HEAT_MARK_NONE; k--) {
+        if (!have[k]) continue;
+        heat_mark(out, k, x, y - 9, 11, 11);
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%s</text>\n", x + 15, y, label[k]);
+        x += 15 + 6.2 * (double)strlen(label[k]) + 14;
+    }
+    if (ring)
+        fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"#00a000\" stroke-width=\"2\"/>"
+                     "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">first failing element</text>\n",
+                x + 5, y - 3.5, x + 15, y);
+}
+
+void mmp_svg_heatmap(FILE *out, const mmp_metrics *mt, int64_t m, int64_t n)
+{
+    int rows = mt->heat_rows, cols = mt->heat_cols;
+    const float *cells = mt->heat;
+    if (rows <= 0 || cols <= 0 || rows > MMP_HEAT_MAX || cols > MMP_HEAT_MAX || m <= 0 || n <= 0) return;
     const double side = 480.0;
     double cw = side / (cols > rows ? cols : rows), ch = cw;
     double w = cw * cols, h = ch * rows, left = 56, top = 28;
+    int have[MMP_HEAT_MARK_COUNT_] = {0}, ring = mt->first_bad_i >= 0 && mt->first_bad_i < m && mt->first_bad_j >= 0 &&
+                                                 mt->first_bad_j < n;
+    for (int x = 0; x < rows * cols; x++)
+        if (mt->heat_mark[x] < MMP_HEAT_MARK_COUNT_) have[mt->heat_mark[x]] = 1;
+    int legend = ring || have[MMP_HEAT_MARK_GUARD] || have[MMP_HEAT_MARK_NAN] || have[MMP_HEAT_MARK_UNWRITTEN];
+    double height = top + h + (legend ? 62 : 40);
     fprintf(out, "<svg class=\"heat\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                  "viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"error heatmap\">\n",
-            left + w + 110, top + h + 40, left + w + 110, top + h + 40);
+            left + w + 110, height, left + w + 110, height);
     fprintf(out, "<text x=\"%.1f\" y=\"16\" class=\"ax\">column j (0..%" PRId64 ")</text>\n", left, n - 1);
     fprintf(out, "<text x=\"14\" y=\"%.1f\" class=\"ax\" transform=\"rotate(-90 14 %.1f)\">row i (0..%" PRId64
                  ")</text>\n", top + h / 2 + 40, top + h / 2 + 40, m - 1);
@@ -61,9 +108,18 @@ void mmp_svg_heatmap(FILE *out, const float *cells, int rows, int cols, int64_t 
             ratio_color(col, cells[r * cols + c]);
             fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n",
                     left + c * cw, top + r * ch, cw + 0.05, ch + 0.05, col);
+            heat_mark(out, mt->heat_mark[r * cols + c], left + c * cw, top + r * ch, cw, ch);
         }
     fprintf(out, "</g>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#555\"/>\n",
             left, top, w, h);
+    if (ring) {   /* the element the message names first (metrics' first_bad_i, first_bad_j) */
+        int x = mmp_heat_cell(mt->first_bad_i, mt->first_bad_j, m, n, rows, cols);
+        double cx = left + (x % cols) * cw + cw / 2, cy = top + (x / cols) * ch + ch / 2;
+        fprintf(out, "<circle class=\"first-bad\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" stroke=\"#00a000\" "
+                     "stroke-width=\"2\"><title>first failing element (%" PRId64 ", %" PRId64 ")</title></circle>\n",
+                cx, cy, (cw > 10 ? cw : 10) * 0.75, mt->first_bad_i, mt->first_bad_j);
+    }
+    if (legend) heat_legend(out, have, ring, left, top + h + 52);
     /* axis ticks in matrix coordinates at quarters */
     for (int q = 0; q <= 4; q++) {
         double x = left + w * q / 4, y = top + h * q / 4;

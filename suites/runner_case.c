@@ -444,12 +444,15 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     } else
 #endif
     {
-        st = mmp_runner_scan_outputs(r, &un_i, &un_j, &nd_i, &nd_j, out, &ref, c);
+        uint8_t un_marks[MMP_HEAT_MAX * MMP_HEAT_MAX];
+        st = mmp_runner_scan_outputs(r, &un_i, &un_j, &nd_i, &nd_j, un_marks, out, &ref, c);
         if (st != MMP_STATUS_OK) goto done;
         mmp_runner_say_scan(r, c, un_i, un_j, nd_i, nd_j);
         mmp_check_output(r, c, &ref, out[0], o, ops.buf);
+        mmp_runner_heat_unwritten(r, un_marks);
         mmp_runner_first_bad_unwritten(r, un_i, un_j);
     }
+    mmp_runner_heat_guard(r, c, runs_done > 0 ? &dmg[0][3] : NULL, runs_done > 1 ? &dmg[1][3] : NULL);
     stage[MMP_STAGE_COMPARE] += mmp_runner_now_ms() - t0;
     r->verdict = (r->reasons & ~(uint32_t)MMP_REASON_OVERFLOW) ? MMP_VERDICT_FAIL : MMP_VERDICT_PASS;
 done:

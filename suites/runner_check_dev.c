@@ -3,8 +3,8 @@
  * subnormal-factor excess as DGEMMs on the device when an input has subnormals, one pass of
  * runner_devcheck.cu, then the per-row records merged in row order into the case's counts,
  * metrics and first positions exactly as the host merges its blocks, and the verdict from those
- * facts by the host comparison's own message functions. Only M records and the heatmap come
- * back over the host link. check_gpu_stages runs the built-in suites and the CUDA mutants both
+ * facts by the host comparison's own message functions. Only M records and the heatmap (cells
+ * and marks) come back over the host link. check_gpu_stages runs the built-in suites and the CUDA mutants both
  * ways and requires the same verdicts, reasons and counts.
  */
 #ifdef MMP_HAVE_CUDA
@@ -93,7 +93,8 @@ static void fill_in(mmp_devcheck_in *d, const mmp_metrics_input *in, const mmp_c
 
 /* The records merged in row order (metrics.c's block merge, one row per block). */
 static void merge(mmp_case_result *r, int64_t *un_i, int64_t *un_j, int64_t *nd_i, int64_t *nd_j,
-                  const mmp_devcheck_row *rows, const float *heat, const mmp_devcheck_in *d, const mmp_metrics_bound *bp)
+                  const mmp_devcheck_row *rows, const float *heat, const uint8_t *marks, const mmp_devcheck_in *d,
+                  const mmp_metrics_bound *bp)
 {
     mmp_metrics *out = &r->metrics;
     mmp_metrics_init(out);
@@ -102,6 +103,7 @@ static void merge(mmp_case_result *r, int64_t *un_i, int64_t *un_j, int64_t *nd_
     out->heat_rows = d->hr;
     out->heat_cols = d->hc;
     memcpy(out->heat, heat, (size_t)d->hr * d->hc * sizeof *heat);
+    memcpy(out->heat_mark, marks, (size_t)d->hr * d->hc * sizeof *marks);
     long double sum_err2 = 0, sum_ref2 = 0;
     double worst = -1;
     for (int64_t i = 0; i < d->m; i++) {
@@ -155,8 +157,9 @@ mmp_status mmp_check_output_device(mmp_case_result *r, const mmp_case *c, const 
     d.sub_abs = sub_abs;
     mmp_devcheck_row *rows = malloc((size_t)c->m * sizeof *rows);
     float heat[MMP_HEAT_MAX * MMP_HEAT_MAX];
+    uint8_t marks[MMP_HEAT_MAX * MMP_HEAT_MAX];
     if (!rows && st == MMP_STATUS_OK) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory for the comparison's rows");
-    if (st == MMP_STATUS_OK) st = mmp_devcheck_run(rows, heat, &d, stream);
+    if (st == MMP_STATUS_OK) st = mmp_devcheck_run(rows, heat, marks, &d, stream);
     cudaFree(sub);
     cudaFree(sub_abs);
     if (st != MMP_STATUS_OK) {
@@ -165,7 +168,7 @@ mmp_status mmp_check_output_device(mmp_case_result *r, const mmp_case *c, const 
     }
     mmp_metrics_bound bp;
     mmp_metrics_bound_init(&bp, &in);
-    merge(r, &un_i, &un_j, &nd_i, &nd_j, rows, heat, &d, &bp);
+    merge(r, &un_i, &un_j, &nd_i, &nd_j, rows, heat, marks, &d, &bp);
     mmp_runner_say_scan(r, c, un_i, un_j, nd_i, nd_j);
     mmp_runner_first_bad_unwritten(r, un_i, un_j);
     /* the verdict from the facts, in runner_check.c's order */

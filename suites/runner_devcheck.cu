@@ -93,8 +93,8 @@ __device__ __forceinline__ int bits_equal(uint64_t x, uint64_t y, const mmp_form
 }
 
 /* One element (i, j) into the thread's record q and the block's histogram and heat row. */
-__device__ void element(mmp_devcheck_row *q, unsigned *hist, float *heat, const mmp_devcheck_in &in, double scale,
-                        int64_t i, int64_t j)
+__device__ void element(mmp_devcheck_row *q, unsigned *hist, float *heat, int *mark, const mmp_devcheck_in &in,
+                        double scale, int64_t i, int64_t j)
 {
     const mmp_format_hd &f = in.df;
     size_t idx = in.layout_d == MMP_LAYOUT_ROW ? (size_t)(i * in.ldd + j) : (size_t)(j * in.ldd + i);
@@ -105,6 +105,7 @@ __device__ void element(mmp_devcheck_row *q, unsigned *hist, float *heat, const 
     int un = f.is_float ? (x0 == in.poison0 || x1 == in.poison1) : (x0 == in.poison0 && x1 == in.poison1);
     if (un) {
         if (!q->n_un++) q->un_j = j;
+        atomicMax(&mark[j * in.hc / in.n], (int)MMP_HEAT_MARK_UNWRITTEN);
         x0 = mmp_format_hd_encode(want_out, &f, MMP_ROUND_NEAREST_EVEN, 0);
         switch (f.storage_bits) {
         case 8: ((unsigned char *)in.got0)[idx] = (unsigned char)x0; break;
@@ -125,12 +126,14 @@ __device__ void element(mmp_devcheck_row *q, unsigned *hist, float *heat, const 
     double wc = isinf(want_out) && isfinite(want) ? want_out : want;
     if (isnan(got) != isnan(wc)) {
         q->nan_mismatch++;
+        atomicMax(&mark[j * in.hc / in.n], (int)MMP_HEAT_MARK_NAN);
         bad = 1;
         ratio = INFINITY;
     } else if (isnan(wc) || (isinf(got) && got == wc)) {
         ratio = 0;
     } else if (isinf(got) || isinf(want)) {
         q->inf_mismatch++;
+        atomicMax(&mark[j * in.hc / in.n], (int)MMP_HEAT_MARK_NAN);
         bad = 1;
         ratio = INFINITY;
     } else {
@@ -209,22 +212,24 @@ __device__ void element(mmp_devcheck_row *q, unsigned *hist, float *heat, const 
     if (bad && !flushed && isfinite(got) && isfinite(want)) q->n_finite_bad++;
 }
 
-__global__ void __launch_bounds__(TPR) row_kernel(mmp_devcheck_row *out, float *heat_g, mmp_devcheck_in in,
+__global__ void __launch_bounds__(TPR) row_kernel(mmp_devcheck_row *out, float *heat_g, int *mark_g, mmp_devcheck_in in,
                                                   const unsigned long long *scale_bits)
 {
     __shared__ mmp_devcheck_row part[TPR];
     __shared__ unsigned hist[MMP_HIST_BINS];
     __shared__ float heat[MMP_HEAT_MAX];
+    __shared__ int mark[MMP_HEAT_MAX];
     int t = threadIdx.x;
     int64_t i = blockIdx.x;
     if (t < MMP_HIST_BINS) hist[t] = 0;
     if (t < MMP_HEAT_MAX) heat[t] = 0;
+    if (t < MMP_HEAT_MAX) mark[t] = 0;
     __syncthreads();
     double scale = __longlong_as_double((long long)*scale_bits);
     if (scale == 0) scale = 1;
     mmp_devcheck_row q;
     row_init(&q);
-    for (int64_t j = t; j < in.n; j += TPR) element(&q, hist, heat, in, scale, i, j);
+    for (int64_t j = t; j < in.n; j += TPR) element(&q, hist, heat, mark, in, scale, i, j);
     part[t] = q;
     __syncthreads();
     for (int w = TPR / 2; w > 0; w /= 2) {
@@ -236,33 +241,42 @@ __global__ void __launch_bounds__(TPR) row_kernel(mmp_devcheck_row *out, float *
     if (t == 0) out[i] = part[0];
     int hrow = (int)(i * in.hr / in.m);
     if (t < in.hc && heat[t] > 0) atomicMax((int *)&heat_g[hrow * in.hc + t], __float_as_int(heat[t]));
+    if (t < in.hc && mark[t] > 0) atomicMax(&mark_g[hrow * in.hc + t], mark[t]);
 }
 
 }  // namespace
 
-extern "C" mmp_status mmp_devcheck_run(mmp_devcheck_row *rows, float *heat, const mmp_devcheck_in *in, void *stream)
+extern "C" mmp_status mmp_devcheck_run(mmp_devcheck_row *rows, float *heat, uint8_t *marks, const mmp_devcheck_in *in,
+                                       void *stream)
 {
     cudaStream_t st = (cudaStream_t)stream;
     size_t mn = (size_t)(in->m * in->n), cells = (size_t)in->hr * in->hc;
     mmp_devcheck_row *d_rows = nullptr;
     float *d_heat = nullptr;
+    int *d_mark = nullptr;
     unsigned long long *d_scale = nullptr;
+    int mark[MMP_HEAT_MAX * MMP_HEAT_MAX];
     cudaError_t e = cudaMallocAsync((void **)&d_rows, (size_t)in->m * sizeof *d_rows, st);
     if (e == cudaSuccess) e = cudaMallocAsync((void **)&d_heat, cells * sizeof *d_heat, st);
+    if (e == cudaSuccess) e = cudaMallocAsync((void **)&d_mark, cells * sizeof *d_mark, st);
     if (e == cudaSuccess) e = cudaMallocAsync((void **)&d_scale, sizeof *d_scale, st);
     if (e == cudaSuccess) e = cudaMemsetAsync(d_heat, 0, cells * sizeof *d_heat, st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(d_mark, 0, cells * sizeof *d_mark, st);
     if (e == cudaSuccess) e = cudaMemsetAsync(d_scale, 0, sizeof *d_scale, st);
     if (e == cudaSuccess) {
         scale_kernel<<<1024, 256, 0, st>>>(d_scale, in->d64, (int64_t)mn);
-        row_kernel<<<(unsigned)in->m, TPR, 0, st>>>(d_rows, d_heat, *in, d_scale);
+        row_kernel<<<(unsigned)in->m, TPR, 0, st>>>(d_rows, d_heat, d_mark, *in, d_scale);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaMemcpyAsync(rows, d_rows, (size_t)in->m * sizeof *rows, cudaMemcpyDeviceToHost, st);
     if (e == cudaSuccess) e = cudaMemcpyAsync(heat, d_heat, cells * sizeof *heat, cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(mark, d_mark, cells * sizeof *d_mark, cudaMemcpyDeviceToHost, st);
     if (e == cudaSuccess) e = cudaStreamSynchronize(st);
     cudaFreeAsync(d_rows, st);
     cudaFreeAsync(d_heat, st);
+    cudaFreeAsync(d_mark, st);
     cudaFreeAsync(d_scale, st);
     MMP_CUDA_CHECK(e);
+    for (size_t x = 0; x < cells; x++) marks[x] = (uint8_t)mark[x];
     return MMP_STATUS_OK;
 }

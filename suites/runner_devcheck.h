@@ -3,11 +3,12 @@
  * metrics.c, runner_check.c, runner_verdict.c) computes from the elements of that row; the host
  * merges the records in row order (runner_check.c), so counts, maxima, histograms and first
  * positions are the host path's, and only the norms' sums are rounded in another order.
- * Only M records and the heatmap cross the host link, never the M x N arrays.
+ * Only M records and the heatmap (its cells and their marks) cross the host link, never the
+ * M x N arrays.
  *
  *   mmp_devcheck_in in = {...};        // device pointers, parameters (runner_check.c fills it)
- *   mmp_devcheck_row *rows = malloc(m * sizeof *rows); float heat[hr * hc];
- *   mmp_devcheck_run(rows, heat, &in, stream);
+ *   mmp_devcheck_row *rows = malloc(m * sizeof *rows); float heat[hr * hc]; uint8_t marks[hr * hc];
+ *   mmp_devcheck_run(rows, heat, marks, &in, stream);
  */
 #ifndef MMAPROBE_RUNNER_DEVCHECK_H
 #define MMAPROBE_RUNNER_DEVCHECK_H
@@ -70,8 +71,11 @@ typedef struct mmp_devcheck_in {
     double round_max_out, round_gamma, round_floor;
 } mmp_devcheck_in;
 
-/* rows: M host records; heat: hr x hc host cells (maxima of the ratio, as metrics.h says). */
-mmp_status mmp_devcheck_run(mmp_devcheck_row *rows, float *heat, const mmp_devcheck_in *in, void *stream);
+/* rows: M host records; heat: hr x hc host cells (maxima of the ratio, as metrics.h says);
+ * marks: hr x hc cells, the worst mmp_heat_mark of their elements (unwritten, NaN/Inf mismatch;
+ * guard marks come from the damage, on the host, as in the host path). */
+mmp_status mmp_devcheck_run(mmp_devcheck_row *rows, float *heat, uint8_t *marks, const mmp_devcheck_in *in,
+                            void *stream);
 
 #ifdef __cplusplus
 }

@@ -124,7 +124,14 @@ mmp_status mmp_ref_compute(mmp_ref *ref, const mmp_case *c, mmp_buffer *a, mmp_b
  * elements of the two outputs; unwritten ones are set to the reference's value in out[0] so they
  * are reported once. Counts into r, the row-major first positions into un_ / nd_. */
 mmp_status mmp_runner_scan_outputs(mmp_case_result *r, int64_t *un_i, int64_t *un_j, int64_t *nd_i,
-                                   int64_t *nd_j, void **out, const mmp_ref *ref, const mmp_case *c);
+                                   int64_t *nd_j, uint8_t *un_marks, void **out, const mmp_ref *ref, const mmp_case *c);
+/* un_marks (MMP_HEAT_MAX^2 cells, or NULL): the heatmap cells (shape min(M,64) x min(N,64), as
+ * the metrics make it) holding an unwritten element, MMP_HEAT_MARK_UNWRITTEN; merged into the
+ * metrics' marks once they are computed (the comparison sees those elements as correct). */
+void mmp_runner_heat_unwritten(mmp_case_result *r, const uint8_t *un_marks);
+/* D's guard and ld-padding damage of each run (NULL: none) as guard marks of the heatmap; after
+ * the comparison, in the host and the device path alike. */
+void mmp_runner_heat_guard(mmp_case_result *r, const mmp_case *c, const mmp_damage *run0, const mmp_damage *run1);
 void mmp_ref_clear(mmp_ref *ref);
 /* The scan's reasons and message parts (unwritten; nondeterministic unless declared so). */
 /* A case failing only because elements are unwritten has its first failing position (the

@@ -98,6 +98,8 @@ typedef struct {
     const mmp_case *c;
     int64_t rows_per_chunk;
     scan_part *part;               /* one per chunk */
+    uint64_t *un_cols;             /* per row: the heatmap columns holding an unwritten element */
+    int heat_cols;
 } scan_job;
 
 static void scan_rows(void *ctx, int64_t lo, int64_t hi, int tid)
@@ -116,6 +118,7 @@ static void scan_rows(void *ctx, int64_t lo, int64_t hi, int tid)
                               : (x0 == mmp_runner_poison_bits(df, 0) && x1 == mmp_runner_poison_bits(df, 1));
             if (un) {
                 if (!p->n_un++) { p->un_i = i; p->un_j = j; }
+                if (s->un_cols) s->un_cols[i] |= 1ull << (j * s->heat_cols / c->n);
                 mmp_format_store(s->out[0], idx, s->ref->want_out[i * c->n + j], df, MMP_ROUND_NEAREST_EVEN, 0);
                 continue;
             }
@@ -125,12 +128,18 @@ static void scan_rows(void *ctx, int64_t lo, int64_t hi, int tid)
 }
 
 mmp_status mmp_runner_scan_outputs(mmp_case_result *r, int64_t *un_i, int64_t *un_j, int64_t *nd_i, int64_t *nd_j,
-                               void **out, const mmp_ref *ref, const mmp_case *c)
+                               uint8_t *un_marks, void **out, const mmp_ref *ref, const mmp_case *c)
 {
     int64_t rows = mmp_runner_line_chunk(c->n), chunks = (c->m + rows - 1) / rows;
     scan_part *part = calloc(chunks > 0 ? (size_t)chunks : 1, sizeof *part);
-    if (!part) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory scanning the output");
-    scan_job s = {out, ref, c, rows, part};
+    uint64_t *un_cols = un_marks ? calloc(c->m > 0 ? (size_t)c->m : 1, sizeof *un_cols) : NULL;
+    if (!part || (un_marks && !un_cols)) {
+        free(part);
+        free(un_cols);
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory scanning the output");
+    }
+    int hr = (int)(c->m < MMP_HEAT_MAX ? c->m : MMP_HEAT_MAX), hc = (int)(c->n < MMP_HEAT_MAX ? c->n : MMP_HEAT_MAX);
+    scan_job s = {out, ref, c, rows, part, un_cols, hc};
     /* a chunk is whole rows, so threads write disjoint elements (sub-byte outputs: one thread) */
     if (mmp_format_get_info((mmp_format)c->kernel->d_format)->storage_bits < 8) scan_rows(&s, 0, c->m, 0);
     else mmp_parallel_for(mmp_parallel_threads(0), c->m, rows, scan_rows, &s);
@@ -140,8 +149,44 @@ mmp_status mmp_runner_scan_outputs(mmp_case_result *r, int64_t *un_i, int64_t *u
         r->n_unwritten += part[q].n_un;
         r->n_nondet += part[q].n_nd;
     }
+    if (un_marks) {
+        memset(un_marks, 0, MMP_HEAT_MAX * MMP_HEAT_MAX);
+        for (int64_t i = 0; i < c->m; i++)
+            for (int col = 0; col < hc; col++)
+                if (un_cols[i] >> col & 1) un_marks[(i * hr / c->m) * hc + col] = MMP_HEAT_MARK_UNWRITTEN;
+    }
     free(part);
+    free(un_cols);
     return MMP_STATUS_OK;
+}
+
+void mmp_runner_heat_unwritten(mmp_case_result *r, const uint8_t *un_marks)
+{
+    mmp_metrics *m = &r->metrics;
+    if (!r->n_unwritten || m->heat_rows <= 0 || m->heat_cols <= 0) return;
+    for (int x = 0; x < m->heat_rows * m->heat_cols; x++)
+        mmp_heat_mark_raise(&m->heat_mark[x], (mmp_heat_mark)un_marks[x]);
+}
+
+/* The cell next to one damage of D: a guard byte before the data marks the first cell, after
+ * it the last; an ld-padding element (index / ld, index % ld) the cell at the end of its line. */
+static void heat_damage(mmp_metrics *m, const mmp_case *c, const mmp_damage *d)
+{
+    int hr = m->heat_rows, hc = m->heat_cols;
+    if (d->guard_bytes)
+        mmp_heat_mark_raise(&m->heat_mark[d->first_guard < 0 ? 0 : hr * hc - 1], MMP_HEAT_MARK_GUARD);
+    if (d->padding && d->pad_i >= 0) {
+        int64_t i = c->ld == MMP_LAYOUT_ROW ? d->pad_i : c->m - 1, j = c->ld == MMP_LAYOUT_ROW ? c->n - 1 : d->pad_i;
+        if (i < c->m && j < c->n) mmp_heat_mark_raise(&m->heat_mark[mmp_heat_cell(i, j, c->m, c->n, hr, hc)], MMP_HEAT_MARK_GUARD);
+    }
+}
+
+void mmp_runner_heat_guard(mmp_case_result *r, const mmp_case *c, const mmp_damage *run0, const mmp_damage *run1)
+{
+    mmp_metrics *m = &r->metrics;
+    if (m->heat_rows <= 0 || m->heat_cols <= 0 || c->m <= 0 || c->n <= 0) return;
+    if (run0) heat_damage(m, c, run0);
+    if (run1) heat_damage(m, c, run1);
 }
 
 void mmp_runner_first_bad_unwritten(mmp_case_result *r, int64_t un_i, int64_t un_j)

@@ -7,7 +7,7 @@
  *     counted, with its first position, as mmp_buffer_damage counts it;
  *   - verdicts: the built-in smoke and edge suites of a set of device kernels and every CUDA
  *     mutant's suite-file cases give the same verdict, reasons, message, counts, metrics,
- *     histogram and heatmap (the norm to 1e-12: its sums are rounded in another order) with
+ *     histogram, heatmap and its cell marks (the norm to 1e-12: its sums are rounded in another order) with
  *     MMP_DEVICE_STAGES=0 (the host stages and comparison) and without (the device stages and
  *     the comparison on the device).
  * Each test runs in check's forked child; the verdict test creates no CUDA context itself
@@ -228,7 +228,9 @@ static int same_result(const mmp_case_result *a, const mmp_case_result *b)
         !same_double(p->max_ratio_det, q->max_ratio_det) || !same_double(p->max_ratio_prob, q->max_ratio_prob) ||
         p->heat_rows != q->heat_rows || p->heat_cols != q->heat_cols)
         return 0;
-    if (memcmp(p->hist, q->hist, sizeof p->hist) != 0 || memcmp(p->heat, q->heat, sizeof p->heat) != 0) return 0;
+    if (memcmp(p->hist, q->hist, sizeof p->hist) != 0 || memcmp(p->heat, q->heat, sizeof p->heat) != 0 ||
+        memcmp(p->heat_mark, q->heat_mark, sizeof p->heat_mark) != 0)
+        return 0;
     return same_double(p->norm_rel_err, q->norm_rel_err) || fabs(p->norm_rel_err - q->norm_rel_err) <= 1e-12 * p->norm_rel_err;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/render_committed.sh MMAPROBE — CI test: render the committed H200 run documents
 # (results/h200/) in all four formats with the built mmaprobe, on a machine without a GPU;
+# the CUPTI memory document's HTML must put the counters beside the model;
 # the JUnit file must validate against reports/schema/junit-10.xsd (xmllint), the HTML must
 # hold the per-failure heatmaps (inline SVG) and the text the environment header.
 set -euo pipefail
@@ -25,6 +26,11 @@ for f in text md; do
   grep -q "mma.m16n8k16.f32.f16.*matches-ptx-isa" "$tmp/probe.$f" || { echo "FAIL: no layout row in probe.$f"; exit 1; }
   if grep -q "PRECISION" "$tmp/probe.$f"; then echo "FAIL: probe.$f rendered as a validate table"; exit 1; fi
 done
+# the CUPTI memory document: its counters beside the model, as a table and a figure per kernel
+"$mmp" report "$root/results/h200/memory/memory-cupti.json" --format html -o "$tmp/memory.html"
+grep -q "Counters measured beside the model" "$tmp/memory.html" || { echo "FAIL: no counters-vs-model table in memory.html"; exit 1; }
+grep -q "<td>bf16_mma_plain</td><td>cupti</td><td>384</td><td>1536</td><td>1536.0</td>" "$tmp/memory.html" ||
+  { echo "FAIL: bf16_mma_plain's measured wavefronts are not beside the model's in memory.html"; exit 1; }
 if command -v xmllint >/dev/null; then
   xmllint --noout --schema "$root/reports/schema/junit-10.xsd" "$tmp/smoke.junit"
 else

@@ -72,6 +72,38 @@ mmp_status mmp_memory_gmem_cost(mmp_gmem_cost *out, const mmp_warp_access *a);
 mmp_status mmp_memory_ldgsts_sectors(int32_t *sectors, int32_t *wavefronts, const mmp_warp_access *a);
 
 #define MMP_MEMORY_MAX_ACCESSES 512
+#define MMP_MEMORY_MAX_SITES 8         /* access sites whose worst request a report keeps */
+#define MMP_MEMORY_GRID_MAX 32         /* wavefronts of one request at most (32-way, or 4 x 8-way) */
+
+/* One warp's shared-memory request, kept to draw it (probes/memory_grid.c): each lane's first
+ * 4-byte word, counted from a 128-byte-aligned base so that bank = word % 32 and distinct words
+ * stay distinct. A report keeps the worst request (most wavefronts) of each access site. */
+typedef struct mmp_memory_request {
+    char label[48];                    /* the access site, e.g. "A ldmatrix.x4" */
+    int32_t kind;                      /* mmp_access_kind */
+    int32_t bytes, matrices;           /* per lane (ldmatrix: 16 per row address); ldmatrix's matrices */
+    uint32_t active;                   /* lanes taking part */
+    int32_t warp;                      /* the warp that issues it */
+    uint32_t word[32];                 /* each lane's first word from the base */
+    int32_t wavefronts, ways;          /* its cost, as mmp_memory_smem_cost gives it */
+} mmp_memory_request;
+
+/* The lane -> bank grid of one request: one row per wavefront, phase by phase (the phase's k-th
+ * wavefront serves the k-th distinct word of every bank, in lane order), a lane mask per bank. */
+typedef struct mmp_memory_grid {
+    int32_t wavefronts, phases;
+    int32_t phase[MMP_MEMORY_GRID_MAX];        /* the phase each wavefront belongs to */
+    uint32_t lanes[MMP_MEMORY_GRID_MAX][32];   /* [wavefront][bank]: lanes served (several: broadcast) */
+} mmp_memory_grid;
+
+/* The request a warp access makes (its cost from mmp_memory_smem_cost); INVALID for a global
+ * load or an address span that does not fit the word offsets. */
+mmp_status mmp_memory_request_make(mmp_memory_request *q, const mmp_warp_access *a, int warp, const mmp_smem_cost *c);
+/* The grid of a request; its wavefront count equals the request's (INVALID when it cannot). */
+mmp_status mmp_memory_request_grid(mmp_memory_grid *g, const mmp_memory_request *q);
+/* The grid as text: a 32-column row per wavefront, each cell the lane served in base 32
+ * (0-9, a-v), '*' for a broadcast of one word to several lanes, '.' for an idle bank. */
+void mmp_memory_request_print(FILE *out, const mmp_memory_request *q);
 
 typedef struct mmp_memory_report {
     char kernel[96];
@@ -92,6 +124,9 @@ typedef struct mmp_memory_report {
     /* global sectors with cp.async counted as L1TEX counts them (distinct sectors otherwise):
      * the figure measured sectors are judged against */
     int64_t gmem_l1tex_sectors;
+    /* the worst request of each shared-memory access site (first seen first), to draw */
+    int32_t n_requests;
+    mmp_memory_request requests[MMP_MEMORY_MAX_SITES];
 } mmp_memory_report;
 
 /* Analyses every warp of one CTA at K step kstep (0 = steady state is usually step 1). */

@@ -69,6 +69,18 @@ mmp_status mmp_reason_parse(uint32_t *mask, const char *list);
 #define MMP_HIST_BINS 16   /* error/bound histogram: bin b holds ratios in [edge(b), edge(b+1)) */
 #define MMP_HEAT_MAX 64    /* heatmap cells per side at most */
 
+/* The mark of a heatmap cell: the worst kind of element in its block, drawn over the error
+ * colour (an unwritten element is set to the reference's value before the comparison, so its
+ * cell would otherwise show no error). Ordered: a cell keeps the largest mark of its elements. */
+typedef enum mmp_heat_mark {
+    MMP_HEAT_MARK_NONE = 0,        /* only the error magnitude (the cell's colour) */
+    MMP_HEAT_MARK_GUARD = 1,       /* guard or ld padding of D overwritten next to this block */
+    MMP_HEAT_MARK_NAN = 2,         /* a NaN/Inf class mismatch (counted in nan_/inf_mismatch) */
+    MMP_HEAT_MARK_UNWRITTEN = 3,   /* an element still holding poison (counted in n_unwritten) */
+    MMP_HEAT_MARK_COUNT_
+} mmp_heat_mark;
+const char *mmp_heat_mark_name(mmp_heat_mark k);      /* "none", "guard", "nan", "unwritten" */
+
 /* Bin edges of the error/bound histogram: 0, 2^-14, 2^-13, ..., 2^-1, 1, +inf  (bin 15 = > 1). */
 double mmp_hist_edge(int bin);
 
@@ -93,7 +105,19 @@ typedef struct mmp_metrics {
     uint64_t hist[MMP_HIST_BINS];  /* histogram of |err| / deterministic bound */
     int32_t heat_rows, heat_cols;  /* 0 if no heatmap; cells hold max |err|/bound per block */
     float heat[MMP_HEAT_MAX * MMP_HEAT_MAX];
+    uint8_t heat_mark[MMP_HEAT_MAX * MMP_HEAT_MAX]; /* mmp_heat_mark per cell, same shape as heat */
 } mmp_metrics;
+
+/* The heatmap cell of element (i, j) of an m x n output (rows, cols: the heatmap's shape). */
+static inline int mmp_heat_cell(int64_t i, int64_t j, int64_t m, int64_t n, int rows, int cols)
+{
+    return (int)(i * rows / m) * cols + (int)(j * cols / n);
+}
+/* Raise cell's mark to k (a cell keeps its worst mark). */
+static inline void mmp_heat_mark_raise(uint8_t *cell, mmp_heat_mark k)
+{
+    if (*cell < (uint8_t)k) *cell = (uint8_t)k;
+}
 
 void mmp_metrics_init(mmp_metrics *m);
 
