@@ -1,7 +1,8 @@
 /* cli/args.h — the arguments of every subcommand, parsed without running anything (so the
  * parsers can be tested and fuzzed on their own: tests/fuzz/fuzz_cli.c, fuzz_tool_args.c):
  * validate and list here (cli/args.c), env, probe, report, diff and merge in cli/args_tools.c,
- * the files the options name checked before anything runs in cli/args_files.c.
+ * the files the options name checked before anything runs in cli/args_files.c. Every parser is
+ * a table of options over getopt_long (cli/opts.h: the same rules for every subcommand).
  *
  *   mmp_validate_args a;
  *   mmp_status st = mmp_validate_args_parse(&a, "validate", argc, argv);  // argv[0] = "validate"

@@ -113,6 +113,15 @@ static const bad_input bad[] = {
     {"validate --case host_f32/f32.f32.f32/8x8x8/exact/s7 --filter host* -o @/r.json", 2, "cannot be combined with --filter"},
     {"validate --mutants=1 -o @/r.json", 2, "option '--mutants' takes no value (got '--mutants=1')"},
     {"validate --seed=-3", 2, "bad --seed '-3'"},
+    {"validate --mut", 2, "unknown option '--mut'"},
+    {"validate --help=yes", 2, "option '--help' takes no value (got '--help=yes')"},
+    {"validate -q", 2, "unknown option '-q'"},
+    {"validate smoke", 2, "unexpected argument 'smoke'"},
+    {"validate -- --mutants", 2, "unexpected argument '--mutants'"},
+    {"env --device", 2, "option '--device' needs a value"},
+    {"env --device=x", 2, "bad --device 'x'"},
+    {"probe --random=x", 2, "bad --random 'x'"},
+    {"probe --quiet=1", 2, "option '--quiet' takes no value"},
     {"validate --filter host_f32* --shard 63/64 --suite @/one.suite -o @/r.json", 2, "shard 63/64 of 1 cases is empty"},
     {"validate --suite @/bad.suite -o @/r.json", 2, "bad.suite:2: shape must be MxNxK"},
     {"validate --filter host_f32* -o /etc/passwd/r.json", 3, "cannot write /etc/passwd/r.json: Not a directory"},
@@ -544,6 +553,30 @@ START_TEST(test_failures_rerun)
 }
 END_TEST
 
+/* Every subcommand: -h and --help print its usage on stdout and exit 0; an unknown option is
+ * one line naming it and exit 2 (report, diff and merge add their usage line after it). */
+START_TEST(test_help_and_unknown_everywhere)
+{
+    static const char *const cmds[] = {"env", "list", "validate", "probe", "report", "diff", "merge"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        for (int longer = 0; longer < 2; longer++) {
+            char args[64], want[64];
+            snprintf(args, sizeof args, "%s %s", cmds[i], longer ? "--help" : "-h");
+            int rc = run(args);
+            snprintf(want, sizeof want, "usage: mmaprobe %s", cmds[i]);
+            ck_assert_msg(rc == 0 && strstr(out_text, want) && !err_text[0], "%s: exit %d\n%s\n%s", args, rc, out_text,
+                          err_text);
+        }
+        char args[64];
+        snprintf(args, sizeof args, "%s --frobnicate=3", cmds[i]);
+        int rc = run(args);
+        ck_assert_msg(rc == 2 && strstr(err_text, "unknown option '--frobnicate'") && strstr(err_text, "mmaprobe"),
+                      "%s: exit %d %s", args, rc, err_text);
+        ck_assert_msg(!strstr(err_text, "unrecognized"), "getopt printed its own message: %s", err_text);
+    }
+}
+END_TEST
+
 START_TEST(test_progress_lines)
 {
     const mmp_kernel_desc *k1 = mmp_registry_find("host_f32", MMP_REGISTRY_ALL);
@@ -607,6 +640,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_sanitize);
     tcase_add_test(tc, test_progress_lines);
     tcase_add_test(tc, test_failures_rerun);
+    tcase_add_test(tc, test_help_and_unknown_everywhere);
     suite_add_tcase(s, tc);
     return s;
 }
