@@ -89,7 +89,7 @@ enum {
     OPT_SUITE = 256, OPT_FILTER, OPT_CASE, OPT_SEED, OPT_MUTANTS, OPT_PLUGIN, OPT_LIST_LAST = OPT_PLUGIN,
     OPT_NO_ISOLATE, OPT_NO_PREFORK, OPT_REQUIRE_DEVICE, OPT_RUN_AFTER_TIMEOUT, OPT_WITH_BUILTINS, OPT_HEATMAPS,
     OPT_MAXFAIL, OPT_TOLERANCE, OPT_ACC_MODEL, OPT_ATOL, OPT_RTOL, OPT_ULPS, OPT_TIMEOUT, OPT_HOST_WORK, OPT_SHARD,
-    OPT_DEVICE, OPT_SANITIZE
+    OPT_DEVICE, OPT_SANITIZE, OPT_SAVE_FAILURES
 };
 
 static const mmp_opt validate_opts[] = {
@@ -119,6 +119,7 @@ static const mmp_opt validate_opts[] = {
     {"device", 0, 1, OPT_DEVICE},
     {"sanitize", 0, 1, OPT_SANITIZE},
     {"output", 'o', 1, 'o'},
+    {"save-failures", 0, 1, OPT_SAVE_FAILURES},
 };
 
 typedef struct validate_parse {
@@ -252,6 +253,10 @@ static mmp_status validate_option(validate_parse *p, const mmp_opt_hit *h)
         if (!*v) return BAD("%s needs a file path, got ''", o);
         a->output = v;
         break;
+    case OPT_SAVE_FAILURES:
+        if (!*v) return BAD("--save-failures needs a directory, got ''");
+        a->o.save_failures = v;
+        break;
     default: return MMP_ERR(MMP_STATUS_INTERNAL, "validate option %s has no handler", o);
     }
     return MMP_STATUS_OK;
@@ -265,9 +270,9 @@ static mmp_status on_validate_option(void *ctx, const mmp_opt_hit *h)
     if (p->list && code != 'h' && code > OPT_LIST_LAST)
         return BAD("unknown option '%s' for list (--suite, --filter, --mutants, --plugin)", h->spelled);
     MMP_TRY(validate_option(p, h));
-    /* the options that choose the cases, the outputs or when to stop are not a re-run's, nor is
-     * a built-in suite (the re-run finds the case in every one) */
-    static const int chooses[] = {OPT_FILTER, OPT_CASE, OPT_SEED, OPT_SHARD, 'o', OPT_MAXFAIL, 'x', 'h'};
+    /* the options that choose the cases, the outputs (--save-failures too) or when to stop are
+     * not a re-run's, nor is a built-in suite (the re-run finds the case in every one) */
+    static const int chooses[] = {OPT_FILTER, OPT_CASE, OPT_SEED, OPT_SHARD, 'o', OPT_MAXFAIL, 'x', OPT_SAVE_FAILURES, 'h'};
     int keep = !(code == OPT_SUITE && (!strcmp(h->value, "smoke") || !strcmp(h->value, "edge") || !strcmp(h->value, "full")));
     for (size_t c = 0; c < sizeof chooses / sizeof chooses[0] && keep; c++) keep = code != chooses[c];
     for (int t = 0; keep && t < 2 && h->tokens[t]; t++) {

@@ -62,6 +62,9 @@ mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, mmp_validate_arg
  * MMP_STATUS_INVALID with the reason (exit 2); MMP_STATUS_IO for a file that exists but cannot
  * be read (exit 3). Opens files: not for the fuzzer. */
 mmp_status mmp_validate_args_check_inputs(const mmp_validate_args *a);
+/* --save-failures DIR made (with its parents) and writable, before anything runs; MMP_STATUS_IO
+ * naming the reason otherwise (exit 3). */
+mmp_status mmp_validate_args_make_dirs(const mmp_validate_args *a);
 
 /* ---- mmaprobe env [--device N] ---- */
 typedef struct mmp_env_args {
