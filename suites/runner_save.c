@@ -156,11 +156,11 @@ static mmp_status write_readme(FILE *out, void *ctx)
     static const char *const what[4] = {"input A (as filled, before the launches)", "input B (as filled)",
                                         "input C (as filled)",
                                         "the kernel's output of its second launch, as written (the two launches are\n"
-                                        "                     compared bitwise; unwritten elements hold the poison NaN or sentinel)"};
+                                        "                      compared bitwise; unwritten elements hold the poison NaN or sentinel)"};
     for (int mat = 0; mat < 4; mat++) {
         const mmp_buffer *b = &j->f->buf[mat];
         if (mat == 2 && !j->f->have_c) continue;
-        fprintf(out, "  %s.npy            %lld x %lld %s %s: %s\n", mat == 0 ? "A" : mat == 1 ? "B" : mat == 2 ? "C" : "D",
+        fprintf(out, "  %s.npy             %lld x %lld %s %s: %s\n", mat == 0 ? "A" : mat == 1 ? "B" : mat == 2 ? "C" : "D",
                 (long long)b->rows, (long long)b->cols, mmp_format_name(b->f), b->l == MMP_LAYOUT_ROW ? "row" : "col",
                 what[mat]);
     }
