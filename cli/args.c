@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "opts.h"
 #include "mmaprobe/registry.h"
 
 mmp_status mmp_parse_int64(int64_t *out, const char *s, int64_t lo, int64_t hi)
@@ -83,6 +84,204 @@ static mmp_status id_seed(uint64_t *seed, const char *id)
     return MMP_STATUS_OK;
 }
 
+/* The options of validate; list takes those up to OPT_LIST_LAST. */
+enum {
+    OPT_SUITE = 256, OPT_FILTER, OPT_CASE, OPT_SEED, OPT_MUTANTS, OPT_PLUGIN, OPT_LIST_LAST = OPT_PLUGIN,
+    OPT_NO_ISOLATE, OPT_NO_PREFORK, OPT_REQUIRE_DEVICE, OPT_RUN_AFTER_TIMEOUT, OPT_WITH_BUILTINS, OPT_HEATMAPS,
+    OPT_MAXFAIL, OPT_TOLERANCE, OPT_ACC_MODEL, OPT_ATOL, OPT_RTOL, OPT_ULPS, OPT_TIMEOUT, OPT_HOST_WORK, OPT_SHARD,
+    OPT_DEVICE, OPT_SANITIZE, OPT_SAVE_FAILURES
+};
+
+static const mmp_opt validate_opts[] = {
+    {"help", 'h', 0, 'h'},
+    {"suite", 0, 1, OPT_SUITE},
+    {"filter", 0, 1, OPT_FILTER},
+    {"case", 0, 1, OPT_CASE},
+    {"seed", 0, 1, OPT_SEED},
+    {"mutants", 0, 0, OPT_MUTANTS},
+    {"plugin", 0, 1, OPT_PLUGIN},
+    {"no-isolate", 0, 0, OPT_NO_ISOLATE},
+    {"no-prefork", 0, 0, OPT_NO_PREFORK},
+    {"require-device", 0, 0, OPT_REQUIRE_DEVICE},
+    {"run-after-timeout", 0, 0, OPT_RUN_AFTER_TIMEOUT},
+    {"with-builtins", 0, 0, OPT_WITH_BUILTINS},
+    {"heatmaps", 0, 1, OPT_HEATMAPS},
+    {NULL, 'x', 0, 'x'},
+    {"maxfail", 0, 1, OPT_MAXFAIL},
+    {"tolerance", 0, 1, OPT_TOLERANCE},
+    {"acc-model", 0, 1, OPT_ACC_MODEL},
+    {"atol", 0, 1, OPT_ATOL},
+    {"rtol", 0, 1, OPT_RTOL},
+    {"ulps", 0, 1, OPT_ULPS},
+    {"timeout", 0, 1, OPT_TIMEOUT},
+    {"host-max-log2-work", 0, 1, OPT_HOST_WORK},
+    {"shard", 0, 1, OPT_SHARD},
+    {"device", 0, 1, OPT_DEVICE},
+    {"sanitize", 0, 1, OPT_SANITIZE},
+    {"output", 'o', 1, 'o'},
+    {"save-failures", 0, 1, OPT_SAVE_FAILURES},
+};
+
+typedef struct validate_parse {
+    mmp_validate_args *a;
+    int list, seed_given;
+} validate_parse;
+
+/* Several --filter options: any of them (joined as one list). */
+static mmp_status add_filter(mmp_validate_args *a, const char *v)
+{
+    if (!a->filter) {
+        a->filter = v;
+        return MMP_STATUS_OK;
+    }
+    size_t have = strlen(a->filter_buf[0] ? a->filter_buf : a->filter);
+    if (!a->filter_buf[0]) snprintf(a->filter_buf, sizeof a->filter_buf, "%s", a->filter);
+    if (have + 1 + strlen(v) >= sizeof a->filter_buf)
+        return BAD("the --filter lists are longer than %zu bytes", sizeof a->filter_buf - 1);
+    strcat(a->filter_buf, ",");
+    strcat(a->filter_buf, v);
+    a->filter = a->filter_buf;
+    return MMP_STATUS_OK;
+}
+
+static mmp_status parse_shard(mmp_validate_args *a, const char *v)
+{
+    const char *slash = strchr(v, '/');
+    int64_t si, sn;
+    char head[24];
+    size_t hl = slash ? (size_t)(slash - v) : 0;
+    if (!slash || hl >= sizeof head) return BAD("bad --shard '%s' (I/N with 0 <= I < N)", v);
+    memcpy(head, v, hl);
+    head[hl] = '\0';
+    if (mmp_parse_int64(&si, head, 0, 1 << 20) || mmp_parse_int64(&sn, slash + 1, 1, 1 << 20))
+        return BAD("bad --shard '%s' (I/N with 0 <= I < N)", v);
+    if (si >= sn)
+        return BAD("bad --shard '%s': shard index %lld must be below the count %lld", v, (long long)si, (long long)sn);
+    a->o.shard_index = (int)si;
+    a->o.shard_count = (int)sn;
+    return MMP_STATUS_OK;
+}
+
+/* One option's effect on a; the caller records it for the re-run line. */
+static mmp_status validate_option(validate_parse *p, const mmp_opt_hit *h)
+{
+    mmp_validate_args *a = p->a;
+    const char *v = h->value, *o = h->spelled;
+    double x;
+    int64_t n;
+    switch (h->opt->code) {
+    case 'h': a->help = 1; break;
+    case OPT_SUITE:
+        if (!*v) return BAD("--suite needs a name or a file, got ''");
+        a->suite = v;
+        a->show_cases = a->suite_given = 1;
+        break;
+    case OPT_FILTER:
+        MMP_TRY(add_filter(a, v));
+        a->show_cases = 1;
+        break;
+    case OPT_CASE:
+        if (!*v) return BAD("--case needs a case ID, got ''");
+        a->case_id = v;
+        a->show_cases = 1;
+        break;
+    case OPT_SEED:
+        if (mmp_parse_uint64(&a->seed, v)) return BAD("bad --seed '%s' (a decimal integer in 0..2^64-1)", v);
+        p->seed_given = 1;
+        break;
+    case OPT_MUTANTS: a->mutants = 1; break;
+    case OPT_PLUGIN:
+        if (!*v) return BAD("--plugin needs a library path, got ''");
+        if (a->n_plugins == MMP_MAX_PLUGINS) return BAD("at most %d --plugin options (got '%s')", MMP_MAX_PLUGINS, v);
+        a->plugins[a->n_plugins++] = v;
+        break;
+    case OPT_NO_ISOLATE: a->o.isolate = 0; break;
+    case OPT_NO_PREFORK: a->o.prefork = 0; break;
+    case OPT_REQUIRE_DEVICE: a->require_device = 1; break;
+    case OPT_RUN_AFTER_TIMEOUT: a->o.after_timeout = 1; break;
+    case OPT_WITH_BUILTINS: a->with_builtins = 1; break;
+    case OPT_HEATMAPS:
+        if (!strcmp(v, "failing")) a->heatmaps = 0;
+        else if (!strcmp(v, "all")) a->heatmaps = 1;
+        else if (!strcmp(v, "none")) a->heatmaps = 2;
+        else return BAD("unknown --heatmaps '%s' (failing, all, none)", v);
+        break;
+    case 'x': a->maxfail = 1; break;
+    case OPT_MAXFAIL:
+        if (mmp_parse_int64(&a->maxfail, v, 1, 1000000000)) return BAD("bad --maxfail '%s' (a count >= 1)", v);
+        break;
+    case OPT_TOLERANCE:
+        if (mmp_tolerance_from_name(&a->o.tol.mode, v) != MMP_STATUS_OK)
+            return BAD("unknown --tolerance '%s' (bound, probabilistic, bitwise)", v);
+        break;
+    case OPT_ACC_MODEL:
+        if (!*v) return BAD("--acc-model needs a GPU name (e.g. H200) or a probe JSON file");
+        a->o.acc_model = v;
+        break;
+    case OPT_ATOL:
+    case OPT_RTOL:
+        if (mmp_parse_finite(&x, v) || x < 0) return BAD("bad %s '%s' (a finite number >= 0)", o, v);
+        if (h->opt->code == OPT_ATOL) a->o.tol.atol = x; else a->o.tol.rtol = x;
+        a->o.tol.mode = MMP_TOLERANCE_ATOL_RTOL;
+        break;
+    case OPT_ULPS:
+        if (mmp_parse_finite(&x, v) || x < 0) return BAD("bad --ulps '%s' (a finite number >= 0)", v);
+        a->o.tol.ulps = x;
+        a->o.tol.mode = MMP_TOLERANCE_ULPS;
+        break;
+    case OPT_TIMEOUT:
+        if (mmp_parse_finite(&x, v) || x <= 0 || x > 86400) return BAD("bad --timeout '%s' (seconds, 0 < S <= 86400)", v);
+        a->o.timeout_s = x;
+        break;
+    case OPT_HOST_WORK:
+        if (mmp_parse_int64(&n, v, 10, 60)) return BAD("bad --host-max-log2-work '%s' (an integer 10..60)", v);
+        a->o.host_max_log2_work = (int)n;
+        break;
+    case OPT_SHARD: MMP_TRY(parse_shard(a, v)); break;
+    case OPT_DEVICE:
+        if (mmp_parse_int64(&n, v, 0, 1023)) return BAD("bad --device '%s' (a device ordinal 0, 1, ...)", v);
+        a->o.device = (int)n;
+        break;
+    case OPT_SANITIZE: {
+        int ok = 0;
+        for (int t = 0; sanitize_tools[t]; t++) ok |= !strcmp(v, sanitize_tools[t]);
+        if (!ok) return BAD("unknown --sanitize tool '%s' (memcheck, racecheck, initcheck, synccheck)", v);
+        a->sanitize = v;
+        break;
+    }
+    case 'o':
+        if (!*v) return BAD("%s needs a file path, got ''", o);
+        a->output = v;
+        break;
+    case OPT_SAVE_FAILURES:
+        if (!*v) return BAD("--save-failures needs a directory, got ''");
+        a->o.save_failures = v;
+        break;
+    default: return MMP_ERR(MMP_STATUS_INTERNAL, "validate option %s has no handler", o);
+    }
+    return MMP_STATUS_OK;
+}
+
+static mmp_status on_validate_option(void *ctx, const mmp_opt_hit *h)
+{
+    validate_parse *p = ctx;
+    mmp_validate_args *a = p->a;
+    const int code = h->opt->code;
+    if (p->list && code != 'h' && code > OPT_LIST_LAST)
+        return BAD("unknown option '%s' for list (--suite, --filter, --mutants, --plugin)", h->spelled);
+    MMP_TRY(validate_option(p, h));
+    /* the options that choose the cases, the outputs (--save-failures too) or when to stop are
+     * not a re-run's, nor is a built-in suite (the re-run finds the case in every one) */
+    static const int chooses[] = {OPT_FILTER, OPT_CASE, OPT_SEED, OPT_SHARD, 'o', OPT_MAXFAIL, 'x', OPT_SAVE_FAILURES, 'h'};
+    int keep = !(code == OPT_SUITE && (!strcmp(h->value, "smoke") || !strcmp(h->value, "edge") || !strcmp(h->value, "full")));
+    for (size_t c = 0; c < sizeof chooses / sizeof chooses[0] && keep; c++) keep = code != chooses[c];
+    for (int t = 0; keep && t < 2 && h->tokens[t]; t++) {
+        a->rerun_len = mmp_args_quote(a->rerun, sizeof a->rerun, a->rerun_len, " ", 0);
+        a->rerun_len = mmp_args_quote(a->rerun, sizeof a->rerun, a->rerun_len, h->tokens[t], 0);
+    }
+    return MMP_STATUS_OK;
+}
+
 mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
@@ -90,153 +289,14 @@ mmp_status mmp_validate_args_parse(mmp_validate_args *a, const char *cmd, int ar
     a->seed = 42;
     a->output = "mmaprobe-run.json";
     mmp_runner_options_init(&a->o);
-    int list = cmd && !strcmp(cmd, "list"), seed_given = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (!o) return BAD("NULL argument %d", i);
-        const int i0 = i;   /* this option's first token (the re-run line keeps argv[i0..i]) */
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double x;
-        int64_t n;
-        /* --opt=value: the value after '=' (an option that takes none refuses it below) */
-        char name[64];
-        const char *eq = o[0] == '-' && o[1] == '-' ? strchr(o, '=') : NULL;
-        int eq_used = 0;
-        if (eq) {
-            if ((size_t)(eq - o) >= sizeof name) return BAD("unknown option '%s'", o);
-            memcpy(name, o, (size_t)(eq - o));
-            name[eq - o] = '\0';
-            o = name;
-            v = eq + 1;
-        }
-#define NEED()                                                                   \
-        do {                                                                     \
-            if (eq) { eq_used = 1; break; }                                      \
-            if (!v) return BAD("option '%s' needs a value", o);                  \
-            i++;                                                                 \
-        } while (0)
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) a->help = 1;
-        else if (!strcmp(o, "--suite")) { NEED(); if (!*v) return BAD("--suite needs a name or a file, got ''"); a->suite = v; a->show_cases = 1; a->suite_given = 1; }
-        else if (!strcmp(o, "--filter")) {
-            NEED();
-            if (a->filter) {   /* several: any of them (joined as one list) */
-                size_t have = strlen(a->filter_buf[0] ? a->filter_buf : a->filter);
-                if (!a->filter_buf[0]) snprintf(a->filter_buf, sizeof a->filter_buf, "%s", a->filter);
-                if (have + 1 + strlen(v) >= sizeof a->filter_buf) return BAD("the --filter lists are longer than %zu bytes", sizeof a->filter_buf - 1);
-                strcat(a->filter_buf, ",");
-                strcat(a->filter_buf, v);
-                a->filter = a->filter_buf;
-            } else {
-                a->filter = v;
-            }
-            a->show_cases = 1;
-        } else if (!strcmp(o, "--case")) {
-            NEED();
-            if (!*v) return BAD("--case needs a case ID, got ''");
-            a->case_id = v;
-            a->show_cases = 1;
-        }
-        else if (!strcmp(o, "--seed")) {
-            NEED();
-            if (mmp_parse_uint64(&a->seed, v)) return BAD("bad --seed '%s' (a decimal integer in 0..2^64-1)", v);
-            seed_given = 1;
-        } else if (!strcmp(o, "--mutants")) a->mutants = 1;
-        else if (!strcmp(o, "--plugin")) {
-            NEED();
-            if (!*v) return BAD("--plugin needs a library path, got ''");
-            if (a->n_plugins == MMP_MAX_PLUGINS) return BAD("at most %d --plugin options (got '%s')", MMP_MAX_PLUGINS, v);
-            a->plugins[a->n_plugins++] = v;
-        } else if (list) {
-            return BAD("unknown option '%s' for list (--suite, --filter, --mutants, --plugin)", o);
-        } else if (!strcmp(o, "--no-isolate")) a->o.isolate = 0;
-        else if (!strcmp(o, "--no-prefork")) a->o.prefork = 0;
-        else if (!strcmp(o, "--require-device")) a->require_device = 1;
-        else if (!strcmp(o, "--run-after-timeout")) a->o.after_timeout = 1;
-        else if (!strcmp(o, "--with-builtins")) a->with_builtins = 1;
-        else if (!strcmp(o, "--heatmaps")) {
-            NEED();
-            if (!strcmp(v, "failing")) a->heatmaps = 0;
-            else if (!strcmp(v, "all")) a->heatmaps = 1;
-            else if (!strcmp(v, "none")) a->heatmaps = 2;
-            else return BAD("unknown --heatmaps '%s' (failing, all, none)", v);
-        }
-        else if (!strcmp(o, "-x")) a->maxfail = 1;
-        else if (!strcmp(o, "--maxfail")) {
-            NEED();
-            if (mmp_parse_int64(&a->maxfail, v, 1, 1000000000)) return BAD("bad --maxfail '%s' (a count >= 1)", v);
-        }
-        else if (!strcmp(o, "--tolerance")) {
-            NEED();
-            if (mmp_tolerance_from_name(&a->o.tol.mode, v) != MMP_STATUS_OK)
-                return BAD("unknown --tolerance '%s' (bound, probabilistic, bitwise)", v);
-        } else if (!strcmp(o, "--acc-model")) {
-            NEED();
-            if (!*v) return BAD("--acc-model needs a GPU name (e.g. H200) or a probe JSON file");
-            a->o.acc_model = v;
-        } else if (!strcmp(o, "--atol") || !strcmp(o, "--rtol")) {
-            NEED();
-            if (mmp_parse_finite(&x, v) || x < 0) return BAD("bad %s '%s' (a finite number >= 0)", o, v);
-            if (o[2] == 'a') a->o.tol.atol = x; else a->o.tol.rtol = x;
-            a->o.tol.mode = MMP_TOLERANCE_ATOL_RTOL;
-        } else if (!strcmp(o, "--ulps")) {
-            NEED();
-            if (mmp_parse_finite(&x, v) || x < 0) return BAD("bad --ulps '%s' (a finite number >= 0)", v);
-            a->o.tol.ulps = x;
-            a->o.tol.mode = MMP_TOLERANCE_ULPS;
-        } else if (!strcmp(o, "--timeout")) {
-            NEED();
-            if (mmp_parse_finite(&x, v) || x <= 0 || x > 86400) return BAD("bad --timeout '%s' (seconds, 0 < S <= 86400)", v);
-            a->o.timeout_s = x;
-        } else if (!strcmp(o, "--host-max-log2-work")) {
-            NEED();
-            int64_t w;
-            if (mmp_parse_int64(&w, v, 10, 60)) return BAD("bad --host-max-log2-work '%s' (an integer 10..60)", v);
-            a->o.host_max_log2_work = (int)w;
-        } else if (!strcmp(o, "--shard")) {
-            NEED();
-            const char *slash = strchr(v, '/');
-            int64_t si, sn;
-            char head[24];
-            size_t hl = slash ? (size_t)(slash - v) : 0;
-            if (!slash || hl >= sizeof head) return BAD("bad --shard '%s' (I/N with 0 <= I < N)", v);
-            memcpy(head, v, hl);
-            head[hl] = '\0';
-            if (mmp_parse_int64(&si, head, 0, 1 << 20) || mmp_parse_int64(&sn, slash + 1, 1, 1 << 20))
-                return BAD("bad --shard '%s' (I/N with 0 <= I < N)", v);
-            if (si >= sn) return BAD("bad --shard '%s': shard index %lld must be below the count %lld", v, (long long)si, (long long)sn);
-            a->o.shard_index = (int)si;
-            a->o.shard_count = (int)sn;
-        } else if (!strcmp(o, "--device")) {
-            NEED();
-            if (mmp_parse_int64(&n, v, 0, 1023)) return BAD("bad --device '%s' (a device ordinal 0, 1, ...)", v);
-            a->o.device = (int)n;
-        } else if (!strcmp(o, "--sanitize")) {
-            NEED();
-            int ok = 0;
-            for (int t = 0; sanitize_tools[t]; t++) ok |= !strcmp(v, sanitize_tools[t]);
-            if (!ok) return BAD("unknown --sanitize tool '%s' (memcheck, racecheck, initcheck, synccheck)", v);
-            a->sanitize = v;
-        } else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
-            NEED();
-            if (!*v) return BAD("%s needs a file path, got ''", o);
-            a->output = v;
-        } else return BAD("unknown option '%s'", o);
-        if (eq && !eq_used) return BAD("option '%s' takes no value (got '%s')", o, argv[i]);
-        /* the options that choose the cases, the outputs or when to stop are not a re-run's */
-        static const char *const chooses[] = {"--filter", "--case", "--seed", "--shard", "-o", "--output", "--maxfail", "-x", NULL};
-        int keep = !(!strcmp(o, "--suite") && (!strcmp(v, "smoke") || !strcmp(v, "edge") || !strcmp(v, "full")));
-        for (int c = 0; chooses[c] && keep; c++) keep = strcmp(o, chooses[c]) != 0;
-        for (int t = i0; keep && t <= i; t++) {
-            a->rerun_len = mmp_args_quote(a->rerun, sizeof a->rerun, a->rerun_len, " ", 0);
-            a->rerun_len = mmp_args_quote(a->rerun, sizeof a->rerun, a->rerun_len, argv[t], 0);
-        }
-#undef NEED
-    }
+    validate_parse p = {a, cmd && !strcmp(cmd, "list"), 0};
+    MMP_TRY(mmp_opts_parse(validate_opts, sizeof validate_opts / sizeof validate_opts[0], argc, argv,
+                           on_validate_option, NULL, &p));
     if (a->case_id && a->filter) return BAD("--case names one case; it cannot be combined with --filter");
     if (a->case_id) {
         uint64_t s;
         MMP_TRY(id_seed(&s, a->case_id));
-        if (seed_given && s != a->seed)
+        if (p.seed_given && s != a->seed)
             return BAD("--seed %llu differs from the seed of --case '%s'", (unsigned long long)a->seed, a->case_id);
         a->seed = s;
     }

@@ -1,7 +1,8 @@
 /* cli/args.h — the arguments of every subcommand, parsed without running anything (so the
  * parsers can be tested and fuzzed on their own: tests/fuzz/fuzz_cli.c, fuzz_tool_args.c):
  * validate and list here (cli/args.c), env, probe, report, diff and merge in cli/args_tools.c,
- * the files the options name checked before anything runs in cli/args_files.c.
+ * the files the options name checked before anything runs in cli/args_files.c. Every parser is
+ * a table of options over getopt_long (cli/opts.h: the same rules for every subcommand).
  *
  *   mmp_validate_args a;
  *   mmp_status st = mmp_validate_args_parse(&a, "validate", argc, argv);  // argv[0] = "validate"
@@ -61,6 +62,9 @@ mmp_status mmp_validate_args_cases(mmp_case **cases, size_t *n, mmp_validate_arg
  * MMP_STATUS_INVALID with the reason (exit 2); MMP_STATUS_IO for a file that exists but cannot
  * be read (exit 3). Opens files: not for the fuzzer. */
 mmp_status mmp_validate_args_check_inputs(const mmp_validate_args *a);
+/* --save-failures DIR made (with its parents) and writable, before anything runs; MMP_STATUS_IO
+ * naming the reason otherwise (exit 3). */
+mmp_status mmp_validate_args_make_dirs(const mmp_validate_args *a);
 
 /* ---- mmaprobe env [--device N] ---- */
 typedef struct mmp_env_args {

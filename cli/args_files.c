@@ -67,6 +67,30 @@ mmp_status mmp_validate_args_check_inputs(const mmp_validate_args *a)
     return MMP_STATUS_OK;
 }
 
+mmp_status mmp_validate_args_make_dirs(const mmp_validate_args *a)
+{
+    const char *dir = a->o.save_failures;
+    if (!dir) return MMP_STATUS_OK;
+    char p[4096];
+    if (strlen(dir) >= sizeof p) return MMP_ERR(MMP_STATUS_IO, "cannot write --save-failures '%s': path too long", dir);
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1;; s++) {   /* each ancestor, then the directory itself */
+        int end = *s == '\0';
+        if (*s != '/' && !end) continue;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            return MMP_ERR(MMP_STATUS_IO, "cannot write --save-failures '%s': cannot make %s: %s", dir, p, strerror(errno));
+        if (end) break;
+        *s = '/';
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return MMP_ERR(MMP_STATUS_IO, "cannot write --save-failures '%s': not a directory", dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return MMP_ERR(MMP_STATUS_IO, "cannot write --save-failures '%s': %s", dir, strerror(errno));
+    return MMP_STATUS_OK;
+}
+
 /* An existing directory (the captures to read). */
 static mmp_status check_input_dir(const char *opt, const char *path)
 {

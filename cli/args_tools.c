@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "opts.h"
 #include "mmaprobe/model.h"
 #include "mmaprobe/probe.h"
 
@@ -13,23 +14,26 @@
 
 /* ---- env ---- */
 
+static const mmp_opt env_opts[] = {{"help", 'h', 0, 'h'}, {"device", 0, 1, 'd' + 256}};
+
+static mmp_status on_env_option(void *ctx, const mmp_opt_hit *h)
+{
+    mmp_env_args *a = ctx;
+    if (h->opt->code == 'h') {
+        a->help = 1;
+        return MMP_STATUS_OK;
+    }
+    int64_t d;
+    if (mmp_parse_int64(&d, h->value, 0, 1023)) return BAD("bad --device '%s' (a device ordinal 0..1023)", h->value);
+    a->device = (int)d;
+    return MMP_STATUS_OK;
+}
+
 mmp_status mmp_env_args_parse(mmp_env_args *a, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
     a->device = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (!o) return BAD("NULL argument %d", i);
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) a->help = 1;
-        else if (!strcmp(o, "--device")) {
-            if (i + 1 >= argc || !argv[i + 1]) return BAD("option '--device' needs a value");
-            int64_t d;
-            if (mmp_parse_int64(&d, argv[++i], 0, 1023))
-                return BAD("bad --device '%s' (a device ordinal 0..1023)", argv[i]);
-            a->device = (int)d;
-        } else return BAD("unknown option '%s'", o);
-    }
-    return MMP_STATUS_OK;
+    return mmp_opts_parse(env_opts, sizeof env_opts / sizeof env_opts[0], argc, argv, on_env_option, NULL, a);
 }
 
 /* ---- probe ---- */
@@ -157,62 +161,59 @@ void mmp_probe_args_free(mmp_probe_args *a)
     }
 }
 
+/* The options of probe itself, then probe_opts[i] as code PROBE_OPT0 + i. */
+enum { P_ARITH = 256, P_LAYOUT, P_MEMORY, P_JSON, PROBE_OPT0 };
+static const mmp_opt probe_own_opts[] = {
+    {"help", 'h', 0, 'h'}, {"arith", 0, 0, P_ARITH}, {"layout", 0, 0, P_LAYOUT}, {"memory", 0, 0, P_MEMORY},
+    {"json", 0, 1, P_JSON},
+};
+#define N_PROBE_OWN (sizeof probe_own_opts / sizeof probe_own_opts[0])
+
+static mmp_status on_probe_option(void *ctx, const mmp_opt_hit *h)
+{
+    mmp_probe_args *a = ctx;
+    switch (h->opt->code) {
+    case 'h': a->help = 1; return MMP_STATUS_OK;
+    case P_ARITH: a->groups |= G_ARITH; return MMP_STATUS_OK;
+    case P_LAYOUT: a->groups |= G_LAYOUT; return MMP_STATUS_OK;
+    case P_MEMORY: a->groups |= G_MEMORY; return MMP_STATUS_OK;
+    case P_JSON:
+        if (!*h->value) return BAD("--json needs a file, got ''");
+        a->json = h->value;
+        return MMP_STATUS_OK;
+    default: break;
+    }
+    const struct probe_opt *po = &probe_opts[h->opt->code - PROBE_OPT0];
+    if (po->kind != V_FLAG) MMP_TRY(check_value(po, h->value, a));
+    for (int g = 0; g < 3; g++) {   /* each group gets "--name value", whichever way it was spelled */
+        if (!(po->groups & (1 << g))) continue;
+        a->sub_argv[g][a->sub_argc[g]++] = (char *)po->name;
+        if (po->kind != V_FLAG) a->sub_argv[g][a->sub_argc[g]++] = (char *)h->value;
+    }
+    return MMP_STATUS_OK;
+}
+
 mmp_status mmp_probe_args_parse(mmp_probe_args *a, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
     a->device = -1;
+    mmp_opt table[N_PROBE_OWN + N_PROBE_OPTS];
+    memcpy(table, probe_own_opts, sizeof probe_own_opts);
+    for (size_t k = 0; k < N_PROBE_OPTS; k++)
+        table[N_PROBE_OWN + k] = (mmp_opt){probe_opts[k].name + 2, 0, probe_opts[k].kind != V_FLAG, PROBE_OPT0 + (int)k};
     for (int g = 0; g < 3; g++) {
-        a->sub_argv[g] = calloc((size_t)argc + 2, sizeof(char *));
+        a->sub_argv[g] = calloc((size_t)(argc > 0 ? argc : 0) + 2, sizeof(char *));
         if (!a->sub_argv[g]) { mmp_probe_args_free(a); return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory"); }
         a->sub_argv[g][0] = argc > 0 ? argv[0] : "probe";
         a->sub_argc[g] = 1;
     }
-    mmp_status st = MMP_STATUS_OK;
-    for (int i = 1; i < argc && st == MMP_STATUS_OK; i++) {
-        const char *o = argv[i];
-        if (!o) { st = BAD("NULL argument %d", i); break; }
-        if (!strcmp(o, "--arith")) a->groups |= G_ARITH;
-        else if (!strcmp(o, "--layout")) a->groups |= G_LAYOUT;
-        else if (!strcmp(o, "--memory")) a->groups |= G_MEMORY;
-        else if (!strcmp(o, "-h") || !strcmp(o, "--help")) a->help = 1;
-        else if (!strcmp(o, "--json")) {
-            if (i + 1 >= argc || !argv[i + 1]) st = BAD("--json needs a file");
-            else if (!*argv[i + 1]) st = BAD("--json needs a file, got ''");
-            else a->json = argv[++i];
-        } else {
-            size_t k = 0;
-            while (k < N_PROBE_OPTS && strcmp(o, probe_opts[k].name)) k++;
-            const struct probe_opt *po = k < N_PROBE_OPTS ? &probe_opts[k] : NULL;
-            if (!po || (po->kind != V_FLAG && (i + 1 >= argc || !argv[i + 1]))) {
-                st = BAD("unknown or incomplete option %s (see --help)", o);
-                break;
-            }
-            if (po->kind != V_FLAG && (st = check_value(po, argv[i + 1], a)) != MMP_STATUS_OK) break;
-            for (int g = 0; g < 3; g++) {
-                if (!(po->groups & (1 << g))) continue;
-                a->sub_argv[g][a->sub_argc[g]++] = argv[i];
-                if (po->kind != V_FLAG) a->sub_argv[g][a->sub_argc[g]++] = argv[i + 1];
-            }
-            if (po->kind != V_FLAG) i++;
-        }
-    }
+    mmp_status st = mmp_opts_parse(table, N_PROBE_OWN + N_PROBE_OPTS, argc, argv, on_probe_option, NULL, a);
     if (st != MMP_STATUS_OK) { mmp_probe_args_free(a); return st; }
     if (!a->groups) a->groups = G_ARITH | G_LAYOUT;   /* --memory profiles kernels (ncu): only when asked */
     return MMP_STATUS_OK;
 }
 
 /* ---- report, diff, merge ---- */
-
-/* "--opt VALUE" / "--opt=VALUE": the value ("" when the option ends the line), or NULL. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0) return NULL;
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0') return NULL;
-    if (*i + 1 >= argc || !argv[*i + 1]) return "";
-    return argv[++*i];
-}
 
 void mmp_doc_args_free(mmp_doc_args *a)
 {
@@ -221,41 +222,70 @@ void mmp_doc_args_free(mmp_doc_args *a)
     a->n_inputs = 0;
 }
 
-static mmp_status doc_parse(mmp_doc_args *a, int cmd, int argc, char **argv)
+enum { REPORT, DIFF, MERGE };
+enum { D_FORMAT = 256, D_MAX_GROWTH, D_ALLOW_MISSING, D_ALLOW_SKIP };
+static const mmp_opt report_opts[] = {{"help", 'h', 0, 'h'}, {"format", 0, 1, D_FORMAT}, {"output", 'o', 1, 'o'}};
+static const mmp_opt diff_opts[] = {
+    {"help", 'h', 0, 'h'}, {"format", 0, 1, D_FORMAT}, {"max-ratio-growth", 0, 1, D_MAX_GROWTH},
+    {"allow-missing", 0, 0, D_ALLOW_MISSING}, {"allow-skip", 0, 0, D_ALLOW_SKIP}, {"output", 'o', 1, 'o'},
+};
+static const mmp_opt merge_opts[] = {{"help", 'h', 0, 'h'}, {"output", 'o', 1, 'o'}};
+
+typedef struct doc_parse {
+    mmp_doc_args *a;
+    int cmd;
+} doc_parse;
+
+static mmp_status on_doc_option(void *ctx, const mmp_opt_hit *h)
 {
-    enum { REPORT, DIFF, MERGE };
-    const char *v;
-    for (int i = 1; i < argc; i++) {
-        if (!argv[i]) return BAD("NULL argument %d", i);
-        if (cmd == REPORT && (v = opt_value(argc, argv, &i, "--format"))) {
+    doc_parse *p = ctx;
+    mmp_doc_args *a = p->a;
+    const char *v = h->value;
+    switch (h->opt->code) {
+    case 'h': a->help = 1; break;
+    case D_FORMAT:
+        if (p->cmd == REPORT) {
             if (mmp_report_format_from_name(&a->format, v) != MMP_STATUS_OK)
                 return BAD("unknown format (text, md, junit, html, csv): %s", v);
-        } else if (cmd == DIFF && (v = opt_value(argc, argv, &i, "--format"))) {
-            if (!strcmp(v, "md") || !strcmp(v, "markdown")) a->markdown = 1;
-            else if (!strcmp(v, "text")) a->markdown = 0;
-            else return BAD("unknown format (text, md): %s", v);
-        } else if (cmd == DIFF && (v = opt_value(argc, argv, &i, "--max-ratio-growth"))) {
-            if (mmp_parse_finite(&a->max_ratio_growth, v) || a->max_ratio_growth < 1)
-                return BAD("--max-ratio-growth needs a finite factor >= 1: %s", v);
-        } else if (cmd == DIFF && !strcmp(argv[i], "--allow-missing")) {
-            a->allow_missing = 1;
-        } else if (cmd == DIFF && !strcmp(argv[i], "--allow-skip")) {
-            a->allow_skip = 1;
-        } else if ((v = opt_value(argc, argv, &i, "-o")) || (cmd != DIFF && (v = opt_value(argc, argv, &i, "--output")))) {
-            if (!*v) return BAD("-o needs a file name");
-            a->output = v;
-        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            a->help = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return BAD("unknown option: %s", argv[i]);
-        } else if (cmd == REPORT && a->n_inputs == 1) {
-            return BAD("one run document at a time: %s", argv[i]);
-        } else if (cmd == DIFF && a->n_inputs == 2) {
-            return BAD("more than two run documents: %s", argv[i]);
-        } else {
-            a->inputs[a->n_inputs++] = argv[i];
-        }
+        } else if (!strcmp(v, "md") || !strcmp(v, "markdown")) a->markdown = 1;
+        else if (!strcmp(v, "text")) a->markdown = 0;
+        else return BAD("unknown format (text, md): %s", v);
+        break;
+    case D_MAX_GROWTH:
+        if (mmp_parse_finite(&a->max_ratio_growth, v) || a->max_ratio_growth < 1)
+            return BAD("--max-ratio-growth needs a finite factor >= 1: %s", v);
+        break;
+    case D_ALLOW_MISSING: a->allow_missing = 1; break;
+    case D_ALLOW_SKIP: a->allow_skip = 1; break;
+    case 'o':
+        if (!*v) return BAD("%s needs a file name", h->spelled);
+        a->output = v;
+        break;
+    default: return MMP_ERR(MMP_STATUS_INTERNAL, "option %s has no handler", h->spelled);
     }
+    return MMP_STATUS_OK;
+}
+
+/* A run document named: report takes one, diff two, merge any number. */
+static mmp_status on_doc_input(void *ctx, const char *arg)
+{
+    doc_parse *p = ctx;
+    mmp_doc_args *a = p->a;
+    if (p->cmd == REPORT && a->n_inputs == 1) return BAD("one run document at a time: %s", arg);
+    if (p->cmd == DIFF && a->n_inputs == 2) return BAD("more than two run documents: %s", arg);
+    a->inputs[a->n_inputs++] = arg;
+    return MMP_STATUS_OK;
+}
+
+static mmp_status doc_parse_args(mmp_doc_args *a, int cmd, int argc, char **argv)
+{
+    static const struct { const mmp_opt *t; size_t n; } tables[] = {
+        {report_opts, sizeof report_opts / sizeof report_opts[0]},
+        {diff_opts, sizeof diff_opts / sizeof diff_opts[0]},
+        {merge_opts, sizeof merge_opts / sizeof merge_opts[0]},
+    };
+    doc_parse p = {a, cmd};
+    MMP_TRY(mmp_opts_parse(tables[cmd].t, tables[cmd].n, argc, argv, on_doc_option, on_doc_input, &p));
     if (a->help) return MMP_STATUS_OK;
     if (cmd == REPORT && a->n_inputs == 0) return BAD("missing the run document");
     if (cmd == DIFF && a->n_inputs != 2) return BAD("needs BASE.json and NEW.json");
@@ -269,11 +299,11 @@ mmp_status mmp_doc_args_parse(mmp_doc_args *a, const char *cmd, int argc, char *
     memset(a, 0, sizeof *a);
     a->format = MMP_REPORT_TEXT;
     a->max_ratio_growth = 2.0;
-    int c = !cmd ? -1 : !strcmp(cmd, "report") ? 0 : !strcmp(cmd, "diff") ? 1 : !strcmp(cmd, "merge") ? 2 : -1;
+    int c = !cmd ? -1 : !strcmp(cmd, "report") ? REPORT : !strcmp(cmd, "diff") ? DIFF : !strcmp(cmd, "merge") ? MERGE : -1;
     if (c < 0) return MMP_ERR(MMP_STATUS_INTERNAL, "no document subcommand '%s'", cmd ? cmd : "(null)");
     a->inputs = calloc(argc > 0 ? (size_t)argc : 1, sizeof *a->inputs);
     if (!a->inputs) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of memory");
-    mmp_status st = doc_parse(a, c, argc, argv);
+    mmp_status st = doc_parse_args(a, c, argc, argv);
     if (st != MMP_STATUS_OK) mmp_doc_args_free(a);
     return st;
 }

@@ -36,7 +36,6 @@ int mmp_cli_fail(mmp_status st, const char *cmd);                      /* prints
 int mmp_cli_doc_usage(const char *cmd, const char *msg, const char *arg);  /* prints, returns 2 */
 int mmp_cli_doc_help(const char *cmd, const char *what);   /* --help: usage on stdout, returns 0 */
 mmp_status mmp_cli_load_run(mmp_run *run, const char *path);           /* .json, or .jsonl (partial) */
-const char *mmp_cli_opt_value(int argc, char **argv, int *i, const char *name);
 /* write(out, ctx) to path atomically (a regular file only: core/fileio.c), or to stdout when
  * path is NULL; a write error is MMP_STATUS_IO (exit 3) and leaves the previous file. */
 mmp_status mmp_cli_write_out(const char *path, mmp_file_writer write, void *ctx);

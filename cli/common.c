@@ -1,6 +1,6 @@
 /* common.c — what the document subcommands (report, diff, merge) share: loading a run document
- * (RUN.jsonl: a partial run), "--opt VALUE" / "--opt=VALUE", the output (a file written
- * atomically, core/fileio.c, or the standard output), error lines. */
+ * (RUN.jsonl: a partial run), the output (a file written atomically, core/fileio.c, or the
+ * standard output), error lines. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,17 +55,6 @@ mmp_status mmp_cli_load_run(mmp_run *run, const char *path)
     mmp_status st = ends_with(path, ".jsonl") ? mmp_run_read_jsonl(run, path) : mmp_report_read_json(run, path);
     if (st == MMP_STATUS_OK && ends_with(path, ".jsonl")) run->complete = 0;
     return st;
-}
-
-/* Parse "--opt VALUE" / "--opt=VALUE"; returns the value or NULL. */
-const char *mmp_cli_opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0) return NULL;
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0') return NULL;
-    if (*i + 1 >= argc) return "";
-    return argv[++*i];
 }
 
 mmp_status mmp_cli_write_out(const char *path, mmp_file_writer write, void *ctx)

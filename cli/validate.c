@@ -5,7 +5,7 @@
  *                     [--timeout S] [--shard I/N] [--device N] [-o RUN.json] [--no-isolate] [--no-prefork]
  *                     [--plugin LIB.so]... [--sanitize memcheck|racecheck|initcheck|synccheck]
  *                     [--require-device] [--case ID] [--maxfail N | -x] [--run-after-timeout]
- *                     [--heatmaps failing|all|none] [--with-builtins]
+ *                     [--heatmaps failing|all|none] [--with-builtins] [--save-failures DIR]
  *
  * Exit: 0 all PASS/SKIP, 1 a FAIL or ERROR, 2 usage/input (bad option, suite file, plugin, no
  * case matching), 3 environment (unwritable output — checked before any case runs —, a write
@@ -184,10 +184,14 @@ static void usage_validate(void)
            "         [--case ID]  (one case by its ID, seed included: the re-run line printed after a failure)\n"
            "         [--maxfail N | -x]  (stop after N failures; the rest SKIP)  [--run-after-timeout]\n"
            "         [--heatmaps failing|all|none]  (which cases keep their error heatmap; failing)\n"
+           "         [--save-failures DIR]  (each FAIL case's A, B, C, D and reference as .npy files in\n"
+           "                                 DIR/<ID, '/' as '_'>/ with a README.txt; at most 2 GiB a case)\n"
            "  --plugin runs only the plugins' kernels unless --with-builtins (or --filter/--case) asks for more.\n"
            "  after a case times out, its kernel's remaining cases SKIP unless --run-after-timeout.\n"
            "  --filter takes a comma-separated list of globs on case IDs; '!GLOB' excludes ('*,!host_*');\n"
-           "  several --filter options add up. --opt=value works for every option with a value.\n"
+           "  several --filter options add up ('-GLOB' is not an exclusion: an ID's part after a comma\n"
+           "  may start with '-', as in ab1,-0.5). --opt=value and --opt value work for every option\n"
+           "  with a value; names are not abbreviated; '--' ends the options.\n"
            "  runs every case (each kernel in its own process, the next one started and its CUDA\n"
            "  context created while the current kernel runs), writes RUN.json (and RUN.json.jsonl\n"
            "  as cases finish), prints a table. Exit 0 all pass/skip, 1 a FAIL or ERROR, 2 usage or\n"
@@ -206,6 +210,7 @@ int mmp_cli_validate(int argc, char **argv)
     st = mmp_validate_args_check_inputs(&c);   /* --acc-model: exit 2 with the reason, before anything runs */
     if (st != MMP_STATUS_OK) return fail("validate", st);
     st = mmp_file_check_writable(c.output);   /* exit 3 before any case runs */
+    if (st == MMP_STATUS_OK) st = mmp_validate_args_make_dirs(&c);
     if (st != MMP_STATUS_OK) return fail("validate", st);
     mmp_env env;
     mmp_status est = mmp_env_capture(&env, c.o.device, c.seed, argc, argv);
@@ -235,6 +240,7 @@ int mmp_cli_validate(int argc, char **argv)
     mmp_progress_init(&ps, stderr, cases, n, isatty(2) && !(getenv("CI") && *getenv("CI")));
     const char *rerun = c.rerun_len < sizeof c.rerun ? c.rerun : " (the options of this command)";
     ps.rerun_extra = rerun;
+    c.o.rerun_options = rerun;   /* --save-failures: README.txt's re-run command */
     char jl_path[4200];
     snprintf(jl_path, sizeof jl_path, "%s.jsonl", c.output);
     st = mmp_progress_open_jsonl(&ps, jl_path);   /* locked: exit 3 while another run writes it */

@@ -198,8 +198,12 @@ mmp_status mmp_buffer_dev_restore(mmp_buffer *b, void *stream)
 
 mmp_status mmp_buffer_dev_download(void *dst, const mmp_buffer *b, void *stream)
 {
-    MMP_CUDA_CHECK(cudaMemcpyAsync(dst, (const unsigned char *)b->dev + MMP_GUARD_BYTES, b->data_bytes,
-                                   cudaMemcpyDeviceToHost, (cudaStream_t)stream));
+    return mmp_runner_dev_download(dst, (const unsigned char *)b->dev + MMP_GUARD_BYTES, b->data_bytes, stream);
+}
+
+mmp_status mmp_runner_dev_download(void *dst, const void *src, size_t bytes, void *stream)
+{
+    MMP_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)stream));
     MMP_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)stream));
     return MMP_STATUS_OK;
 }

@@ -455,6 +455,11 @@ static mmp_status run_case(mmp_case_result *r, const mmp_case *c, const mmp_runn
     mmp_runner_heat_guard(r, c, runs_done > 0 ? &dmg[0][3] : NULL, runs_done > 1 ? &dmg[1][3] : NULL);
     stage[MMP_STAGE_COMPARE] += mmp_runner_now_ms() - t0;
     r->verdict = (r->reasons & ~(uint32_t)MMP_REASON_OVERFLOW) ? MMP_VERDICT_FAIL : MMP_VERDICT_PASS;
+    if (r->verdict == MMP_VERDICT_FAIL && o->save_failures) {   /* run 2's output: the scan patched run 1's */
+        mmp_failure_data fd = {ops.buf, ops.have_c, ops.resident, ops.devcheck ? mmp_buffer_kernel_ptr(d) : out[1],
+                               ops.devcheck, ops.stream, &ref};
+        mmp_runner_save_failure(r, c, o, &fd);
+    }
 done:
     t0 = mmp_runner_now_ms();
     free(out[0]);

@@ -101,6 +101,8 @@ mmp_status mmp_buffer_dev_snapshot(mmp_buffer *b, void *stream);
 mmp_status mmp_buffer_dev_restore(mmp_buffer *b, void *stream);
 mmp_status mmp_buffer_dev_damage(mmp_damage *dmg, const mmp_buffer *b, int logical, void *stream);
 mmp_status mmp_buffer_dev_download(void *dst, const mmp_buffer *b, void *stream);
+/* bytes of device memory at src to the host (queued on stream, then waited for) */
+mmp_status mmp_runner_dev_download(void *dst, const void *src, size_t bytes, void *stream);
 #endif
 
 /* ---- runner_ref.c (reference), runner_check.c (metrics, verdict reasons) ---- */
@@ -278,6 +280,24 @@ typedef struct mmp_case_list {
 mmp_status mmp_case_list_push(mmp_case_list *l, const mmp_case *c);
 /* Keep the first of every set of cases with one ID, in list order. */
 mmp_status mmp_case_list_dedupe(mmp_case_list *l);
+
+/* ---- runner_save.c: a FAIL case's data for o->save_failures ---- */
+typedef struct mmp_failure_data {
+    const mmp_buffer *buf;         /* A, B, C, D: formats, layouts, ld, shapes; A, B, C as filled */
+    int have_c;
+    int inputs_on_device;          /* resident: the inputs' pristine images are on the device */
+    const void *got;               /* D's data span (ld padding included) after the second launch,
+                                      as the kernel wrote it (the first one's may be patched by
+                                      the unwritten scan), or NULL */
+    int got_on_device;
+    void *stream;                  /* device copies are queued on it */
+    const mmp_ref *ref;            /* host arrays, else the device ones */
+} mmp_failure_data;
+/* Write DIR/<ID with '/' as '_'>/{A,B,C,D,reference,reference_f64}.npy and README.txt (r's
+ * message, the re-run command, how to load them). Never fails the case: what was saved, or
+ * why not, is a part of r's message. */
+void mmp_runner_save_failure(mmp_case_result *r, const mmp_case *c, const mmp_runner_options *o,
+                             const mmp_failure_data *f);
 
 #ifdef __cplusplus
 }

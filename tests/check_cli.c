@@ -17,8 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <inttypes.h>
 #include <math.h>
 
+#include "mmaprobe/npy.h"
 #include "mmaprobe/registry.h"
 #include "mmaprobe/report.h"
 #include "cli/progress.h"
@@ -113,6 +115,15 @@ static const bad_input bad[] = {
     {"validate --case host_f32/f32.f32.f32/8x8x8/exact/s7 --filter host* -o @/r.json", 2, "cannot be combined with --filter"},
     {"validate --mutants=1 -o @/r.json", 2, "option '--mutants' takes no value (got '--mutants=1')"},
     {"validate --seed=-3", 2, "bad --seed '-3'"},
+    {"validate --mut", 2, "unknown option '--mut'"},
+    {"validate --help=yes", 2, "option '--help' takes no value (got '--help=yes')"},
+    {"validate -q", 2, "unknown option '-q'"},
+    {"validate smoke", 2, "unexpected argument 'smoke'"},
+    {"validate -- --mutants", 2, "unexpected argument '--mutants'"},
+    {"env --device", 2, "option '--device' needs a value"},
+    {"env --device=x", 2, "bad --device 'x'"},
+    {"probe --random=x", 2, "bad --random 'x'"},
+    {"probe --quiet=1", 2, "option '--quiet' takes no value"},
     {"validate --filter host_f32* --shard 63/64 --suite @/one.suite -o @/r.json", 2, "shard 63/64 of 1 cases is empty"},
     {"validate --suite @/bad.suite -o @/r.json", 2, "bad.suite:2: shape must be MxNxK"},
     {"validate --filter host_f32* -o /etc/passwd/r.json", 3, "cannot write /etc/passwd/r.json: Not a directory"},
@@ -544,6 +555,131 @@ START_TEST(test_failures_rerun)
 }
 END_TEST
 
+/* The .npy file dir/name: its header (the test fails on a bad one) and the value of element
+ * (i, j) as a double (f4 or f8). */
+static void npy_read(mmp_npy_array *h, double *at, const char *dir, const char *name, int64_t i, int64_t j)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    static unsigned char bytes[1 << 20];
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s: missing", path);
+    size_t n = fread(bytes, 1, sizeof bytes, f);
+    fclose(f);
+    size_t off;
+    ck_assert_msg(mmp_npy_parse_header(h, &off, bytes, n) == MMP_STATUS_OK, "%s: %s", path, mmp_error_last());
+    size_t item = mmp_npy_item_bytes(h->descr);
+    ck_assert_uint_eq(n - off, (size_t)h->shape[0] * (size_t)h->shape[1] * item);
+    size_t idx = h->fortran_order ? (size_t)(j * h->shape[0] + i) : (size_t)(i * h->shape[1] + j);
+    if (!at) return;
+    if (!strcmp(h->descr, "<f4")) { float x; memcpy(&x, bytes + off + idx * 4, 4); *at = x; }
+    else { ck_assert_str_eq(h->descr, "<f8"); memcpy(at, bytes + off + idx * 8, 8); }
+}
+
+/* --save-failures DIR: a FAIL case's inputs, output and reference as .npy files that parse,
+ * with the shapes of the case, D differing from the reference at the reported first position,
+ * a README with the re-run command (which does not save again); a PASS case writes nothing; a
+ * directory that cannot be made is exit 3 before any case; a save that fails is a note in the
+ * message, the verdict and exit code unchanged. */
+START_TEST(test_save_failures)
+{
+    int rc = run("validate --mutants --filter mut_host_drop_k_tile/*/exact/*,host_f32/*/exact/* --save-failures "
+                 "@/fail/here -o @/r.json");
+    ck_assert_msg(rc == 1, "exit %d: %s", rc, err_text);
+    ck_assert_msg(!strstr(err_text, "re-run: mmaprobe validate --case 'mut_host_drop_k_tile/f16.f16.f32/64x64x128/exact/s42' --mutants --save"),
+                  "%s", err_text);
+    char json[256], dir[512];
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    mmp_run r;
+    read_doc(&r, json);
+    int fails = 0, passes = 0;
+    for (size_t c = 0; c < r.n_cases; c++) {
+        const mmp_case_result *x = &r.cases[c];
+        char name[256];
+        snprintf(name, sizeof name, "%s", x->id);
+        for (char *p = name; *p; p++) if (*p == '/') *p = '_';
+        snprintf(dir, sizeof dir, "%s/fail/here/%s", tmpdir, name);
+        if (x->verdict == MMP_VERDICT_PASS) {
+            passes++;
+            ck_assert_msg(access(dir, F_OK) != 0, "a PASS case saved %s", dir);
+            continue;
+        }
+        ck_assert_int_eq(x->verdict, MMP_VERDICT_FAIL);
+        fails++;
+        ck_assert_msg(strstr(x->message, "failure data in ") && strstr(x->message, name), "%s", x->message);
+        int64_t m, n, k, bi = x->metrics.first_bad_i, bj = x->metrics.first_bad_j;
+        ck_assert_int_eq(sscanf(strchr(strchr(x->id, '/') + 1, '/') + 1, "%" SCNd64 "x%" SCNd64 "x%" SCNd64, &m, &n, &k), 3);
+        mmp_npy_array h;
+        double d, want, want64;
+        npy_read(&h, NULL, dir, "A.npy", 0, 0);
+        ck_assert(!strcmp(h.descr, "<f2") && h.shape[0] == m && h.shape[1] == k);
+        npy_read(&h, NULL, dir, "B.npy", 0, 0);
+        ck_assert(!strcmp(h.descr, "<f2") && h.shape[0] == k && h.shape[1] == n);
+        ck_assert_msg(bi >= 0 && bj >= 0, "no first failing position");
+        npy_read(&h, &d, dir, "D.npy", bi, bj);
+        ck_assert(h.shape[0] == m && h.shape[1] == n);
+        npy_read(&h, &want, dir, "reference.npy", bi, bj);
+        ck_assert(h.shape[0] == m && h.shape[1] == n);
+        npy_read(&h, &want64, dir, "reference_f64.npy", bi, bj);
+        printf("%s: (%lld,%lld) D %g, reference %g (binary64 %g)\n", x->id, (long long)bi, (long long)bj, d, want, want64);
+        ck_assert_msg(d != want, "D equals the reference at the first failing position");
+        char readme[600];
+        snprintf(readme, sizeof readme, "%s/README.txt", dir);
+        slurp(out_text, sizeof out_text, readme);
+        char want_line[512];
+        snprintf(want_line, sizeof want_line, "re-run: mmaprobe validate --case '%s' --mutants\n", x->id);
+        char verdict_msg[600];   /* the message as the verdict left it, before the note */
+        snprintf(verdict_msg, sizeof verdict_msg, "message: %.*s\n", (int)(strstr(x->message, "; failure data in") - x->message),
+                 x->message);
+        ck_assert_msg(strstr(out_text, want_line) && strstr(out_text, "np.load") && strstr(out_text, verdict_msg) &&
+                          !strstr(out_text, "--save-failures"),
+                      "%s", out_text);
+        ck_assert_ptr_nonnull(strstr(out_text, "first failing element (i, j)"));
+    }
+    ck_assert_msg(fails >= 1 && passes >= 1, "%d FAIL, %d PASS", fails, passes);
+    mmp_run_clear(&r);
+    /* not a directory: exit 3 before any case */
+    write_file("plain", "x\n");
+    rc = run("validate --filter host_f32/*/exact/* --save-failures @/plain/sub -o @/r.json");
+    ck_assert_msg(rc == 3 && strstr(last_err_line(), "cannot write --save-failures"), "exit %d: %s", rc, err_text);
+    /* the case's directory taken by a file: the save fails, the result stands */
+    snprintf(dir, sizeof dir, "%s/blocked", tmpdir);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    write_file("blocked/mut_host_drop_k_tile_f16.f16.f32_64x64x128_exact_s42", "a file\n");
+    rc = run("validate --case mut_host_drop_k_tile/f16.f16.f32/64x64x128/exact/s42 --mutants --save-failures @/blocked "
+             "-o @/r.json");
+    ck_assert_msg(rc == 1 && strstr(out_text, "0 pass, 1 fail"), "exit %d: %s", rc, out_text);
+    read_doc(&r, json);
+    ck_assert_msg(strstr(r.cases[0].message, "failure data not saved: ") && strstr(r.cases[0].message, "exact-mismatch"),
+                  "%s", r.cases[0].message);
+    mmp_run_clear(&r);
+}
+END_TEST
+
+/* Every subcommand: -h and --help print its usage on stdout and exit 0; an unknown option is
+ * one line naming it and exit 2 (report, diff and merge add their usage line after it). */
+START_TEST(test_help_and_unknown_everywhere)
+{
+    static const char *const cmds[] = {"env", "list", "validate", "probe", "report", "diff", "merge"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        for (int longer = 0; longer < 2; longer++) {
+            char args[64], want[64];
+            snprintf(args, sizeof args, "%s %s", cmds[i], longer ? "--help" : "-h");
+            int rc = run(args);
+            snprintf(want, sizeof want, "usage: mmaprobe %s", cmds[i]);
+            ck_assert_msg(rc == 0 && strstr(out_text, want) && !err_text[0], "%s: exit %d\n%s\n%s", args, rc, out_text,
+                          err_text);
+        }
+        char args[64];
+        snprintf(args, sizeof args, "%s --frobnicate=3", cmds[i]);
+        int rc = run(args);
+        ck_assert_msg(rc == 2 && strstr(err_text, "unknown option '--frobnicate'") && strstr(err_text, "mmaprobe"),
+                      "%s: exit %d %s", args, rc, err_text);
+        ck_assert_msg(!strstr(err_text, "unrecognized"), "getopt printed its own message: %s", err_text);
+    }
+}
+END_TEST
+
 START_TEST(test_progress_lines)
 {
     const mmp_kernel_desc *k1 = mmp_registry_find("host_f32", MMP_REGISTRY_ALL);
@@ -607,6 +743,8 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_sanitize);
     tcase_add_test(tc, test_progress_lines);
     tcase_add_test(tc, test_failures_rerun);
+    tcase_add_test(tc, test_help_and_unknown_everywhere);
+    tcase_add_test(tc, test_save_failures);
     suite_add_tcase(s, tc);
     return s;
 }

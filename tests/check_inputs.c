@@ -120,7 +120,7 @@ START_TEST(test_count_bounds)
     expect("probe --memory --counters magic", 2, "bad --counters 'magic'");
     expect("probe --arith --synthetic NOPE", 2, "unknown --synthetic GPU 'NOPE'");
     expect("probe --arith --instr mma.f16.f32,nope", 2, "unknown --instr 'nope'");
-    expect("probe --random", 2, "unknown or incomplete option --random");
+    expect("probe --random", 2, "option '--random' needs a value");
     /* within the bounds it runs: the synthetic model needs no device */
     int rc = run("probe --arith --synthetic H200 --instr mma.f16.f32 --random 10 --threads 1");
     ck_assert_msg(rc == 0, "a bounded synthetic probe: exit %d (%s)", rc, last_err_line());

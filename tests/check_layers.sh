@@ -15,7 +15,7 @@ order=(core reference kernels suites probes reports cli)
 # public header -> owning module
 declare -A owner=(
   [status.h]=core [format.h]=core [gemm.h]=core [result.h]=core [core.h]=core [json.h]=core
-  [cuda_check.h]=core [hd.h]=core [sysio.h]=core
+  [cuda_check.h]=core [hd.h]=core [sysio.h]=core [npy.h]=core
   [reference.h]=reference [metrics.h]=reference [model.h]=reference [fused.h]=reference
   [kernel.h]=kernels [plugin_cuda.h]=kernels [registry.h]=kernels [memmap.h]=kernels
   [runner.h]=suites

@@ -202,7 +202,16 @@ typedef struct mmp_runner_options {
     const char *acc_model;         /* NULL, or a GPU name of the model table ("H200") or a probe
                                       JSON: bounds use the measured accumulator's unit roundoff
                                       (model.h mmp_model_bound_for_kernel) where it has one */
+    const char *save_failures;     /* NULL, or a directory (made by the caller): each FAIL case's
+                                      A, B, C, D and reference as .npy in DIR/<ID, '/' -> '_'>/,
+                                      with README.txt (suites/runner_save.c) */
+    const char *rerun_options;     /* the options a re-run of one case needs (shell-quoted, each
+                                      after a space), for README.txt's command; or NULL */
 } mmp_runner_options;
+
+/* --save-failures writes at most this many bytes per case (the .npy files' data); above it
+ * the case's message says the data was not saved and why. */
+#define MMP_SAVE_FAILURES_MAX_BYTES ((uint64_t)2 << 30)
 
 void mmp_runner_options_init(mmp_runner_options *o);
 

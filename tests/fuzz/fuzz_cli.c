@@ -1,5 +1,5 @@
 /* fuzz_cli.c — libFuzzer harness for the argument parser of `mmaprobe validate` and `list`
- * (mmp_validate_args_parse, suites/cli_args.c); nothing is run.
+ * (mmp_validate_args_parse, cli/args.c over cli/opts.c); nothing is run.
  *
  * Build (clang only):  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DMMP_FUZZ=ON -DMMP_ENABLE_CUDA=OFF
  *                      cmake --build build-fuzz --target fuzz_cli
