@@ -248,16 +248,30 @@ void mmp_bench_print_table(FILE *out, const mmp_bench_run *b)
         fprintf(out, "%-28s %-16s %-16s %10s %9s %9s %8s %8s %s\n", x->kernel->name, x->precision, shape, ms, tf, pb, pp,
                 x->verdict[0] ? x->verdict : "-", mmp_bench_state_name(x->out.state));
     }
-    int said = 0;
+    fputc('\n', out);
     for (size_t r = 0; r < b->n_rows; r++) {
         const mmp_bench_row *x = &b->rows[r];
-        if (x->out.state == MMP_BENCH_TIMED) {
-            if (x->baseline && !x->out.baseline.done && x->out.baseline.why[0])
-                fprintf(out, "%s %s: %s: %s\n", said++ ? "" : "\n", x->kernel->name, x->baseline->name, x->out.baseline.why);
+        fprintf(out, "%s %lldx%lldx%lld: ", x->kernel->name, (long long)x->m, (long long)x->n, (long long)x->k);
+        if (x->out.state != MMP_BENCH_TIMED) {
+            fprintf(out, "%s: %s\n", mmp_bench_state_name(x->out.state), x->out.why);
+            if (x->validation_why[0]) fprintf(out, "    %s\n", x->validation_why);
             continue;
         }
-        fprintf(out, "%s%s %lldx%lldx%lld: %s %s\n", said++ ? "" : "\n", x->kernel->name, (long long)x->m,
-                (long long)x->n, (long long)x->k, mmp_bench_state_name(x->out.state), x->out.why);
-        if (x->validation_why[0]) fprintf(out, "    %s\n", x->validation_why);
+        const mmp_bench_timing *t = &x->out.kernel;
+        fprintf(out, "min %.4g max %.4g ms over %d launches, %d operand sets of %.3g MB\n", t->min_ms, t->max_ms,
+                t->iters, t->sets, t->set_bytes / 1e6);
+        if (x->baseline && x->out.baseline.done)
+            fprintf(out, "    library %s: %.4g ms, %.4g TFLOP/s\n", x->baseline->name, x->out.baseline.median_ms,
+                    x->baseline_tflops);
+        else
+            fprintf(out, "    library: %s\n", x->baseline ? x->out.baseline.why : "no library kernel of this precision");
+        if (x->out.peak_tflops > 0) fprintf(out, "    peak %.4g TFLOP/s (%s)\n", x->out.peak_tflops, x->out.peak_how);
+        else if (x->out.peak_how[0]) fprintf(out, "    peak: %s\n", x->out.peak_how);
+        const mmp_bench_clocks *c0 = &x->out.before, *c1 = &x->out.after;
+        if (c0->available && c1->available)
+            fprintf(out, "    GPU before -> after: SM %.0f -> %.0f MHz, memory %.0f -> %.0f MHz, %.0f -> %.0f W, %.0f -> %.0f C\n",
+                    c0->sm_mhz, c1->sm_mhz, c0->mem_mhz, c1->mem_mhz, c0->power_w, c1->power_w, c0->temp_c, c1->temp_c);
+        else
+            fprintf(out, "    clocks: %s\n", c0->why[0] ? c0->why : c1->why);
     }
 }
