@@ -164,8 +164,10 @@ static mmp_status parse(bench_args *a, int argc, char **argv)
         int c = getopt_long(argc, argv, "+:h", options, NULL);
         if (c == -1) break;
         if (c == '?') {
-            if (optopt) return BAD("unknown option '-%c'", optopt);
-            return BAD("unknown option '%s'", argv[optind - 1]);
+            const char *arg = argv[optind - 1];
+            if (arg[0] == '-' && arg[1] != '-' && optopt > 0 && optopt < 256) return BAD("unknown option '-%c'", optopt);
+            if (optopt >= 256 && strchr(arg, '=')) return BAD("option '%.*s' takes no value", (int)(strchr(arg, '=') - arg), arg);
+            return BAD("unknown option '%s'", arg);
         }
         if (c == ':') return BAD("option '%s' needs a value", argv[optind - 1]);
         MMP_TRY(take(a, c, optarg));

@@ -77,6 +77,8 @@ START_TEST(bad_input)
     bad("bench --filter host_f32 --layouts row.row", "--layouts");
     bad("bench --filter host_f32 --dist lumpy", "--dist");
     bad("bench --filter host_f32 --frobnicate", "--frobnicate");
+    bad("bench --filter host_f32 --mutants=yes", "takes no value");
+    bad("bench --filter host_f32 --iters", "needs a value");
     bad("bench --filter host_f32 stray", "stray");
     bad("bench", "--filter");
     bad("bench --filter host_f32 --plugin @/missing.so", "missing.so");
