@@ -267,11 +267,11 @@ int mmp_cli_bench(int argc, char **argv)
     sigaction(SIGTERM, &old_term, NULL);
     int code = st == MMP_STATUS_OK ? mmp_bench_exit_code(&b) : mmp_status_exit_code(st);
     if (st != MMP_STATUS_OK) fprintf(stderr, "mmaprobe bench: %s\n", mmp_error_last());
-    if (b.n_rows) {
+    if (st == MMP_STATUS_OK) {   /* a suite file that does not parse, say: the message is the output */
         printf("\n");
         mmp_bench_print_table(stdout, &b);
     }
-    if (a.json && b.n_rows) {
+    if (a.json && st == MMP_STATUS_OK) {
         mmp_status ws = mmp_report_write_bench(a.json, &env, &b);
         if (ws != MMP_STATUS_OK) {
             fprintf(stderr, "mmaprobe bench: %s\n", mmp_error_last());

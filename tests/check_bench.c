@@ -82,6 +82,8 @@ START_TEST(bad_input)
     bad("bench --filter host_f32 stray", "stray");
     bad("bench", "--filter");
     bad("bench --filter host_f32 --plugin @/missing.so", "missing.so");
+    write_file("bad.suite", "shape=32x32 dist=uniform\n");
+    bad("bench --filter host_f32 --suite @/bad.suite", "bad.suite:1:");
 }
 END_TEST
 
