@@ -39,6 +39,7 @@ static void timing(mmp_jw *w, const char *key, const mmp_bench_timing *t, double
     mmp_jw_key(w, "iters"); mmp_jw_int64(w, t->iters);
     mmp_jw_key(w, "sets"); mmp_jw_int64(w, t->sets);
     mmp_jw_key(w, "set_bytes"); mmp_jw_int64(w, t->set_bytes);
+    mmp_jw_key(w, "unwritten"); mmp_jw_int64(w, t->unwritten);
     str(w, "why", t->why);
     mmp_jw_end_object(w);
 }

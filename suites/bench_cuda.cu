@@ -101,6 +101,36 @@ mmp_status make_sets(dev_sets *s, int *skip, char *why, size_t why_size, const m
     return MMP_STATUS_OK;
 }
 
+/* Elements of D (n of elem_bytes each) that still hold the all-ones poison. */
+template <typename T>
+__global__ void count_poison(const T *d, size_t n, unsigned long long *count)
+{
+    unsigned long long local = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        local += d[i] == (T)~(T)0;
+    if (local) atomicAdd(count, local);
+}
+
+mmp_status poisoned(int64_t *out, const void *d, size_t bytes, int elem_bytes, cudaStream_t stream)
+{
+    unsigned long long *count = nullptr, host = 0;
+    MMP_CUDA_CHECK(cudaMallocAsync((void **)&count, sizeof *count, stream));
+    cudaError_t e = cudaMemsetAsync(count, 0, sizeof *count, stream);
+    size_t n = bytes / (size_t)elem_bytes;
+    if (e == cudaSuccess) {
+        if (elem_bytes == 1) count_poison<<<1024, 256, 0, stream>>>((const uint8_t *)d, n, count);
+        else if (elem_bytes == 2) count_poison<<<1024, 256, 0, stream>>>((const uint16_t *)d, n, count);
+        else count_poison<<<1024, 256, 0, stream>>>((const uint32_t *)d, n, count);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(&host, count, sizeof host, cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    cudaFreeAsync(count, stream);
+    MMP_CUDA_CHECK(e);
+    *out = (int64_t)host;
+    return MMP_STATUS_OK;
+}
+
 struct events {
     cudaEvent_t *ev = nullptr;
     int made = 0;
@@ -146,6 +176,13 @@ mmp_status time_kernel(mmp_bench_timing *t, const mmp_kernel_desc *k, const dev_
     x.workspace_size = wsb;
     x.stream = stream;
     int failed = 0;
+    const mmp_format_info *fd = mmp_format_get_info((mmp_format)k->d_format);
+    const int check = fd->is_float && (fd->storage_bits == 8 || fd->storage_bits == 16 || fd->storage_bits == 32) &&
+                      s->db % (size_t)(fd->storage_bits / 8) == 0;
+    if (st == MMP_STATUS_OK && check) {
+        cudaError_t ce = cudaMemsetAsync(s->d, 0xFF, s->db, stream);   /* NaN in every float format */
+        if (ce != cudaSuccess) st = MMP_ERR(MMP_STATUS_CUDA, "cudaMemsetAsync: %s", cudaGetErrorString(ce));
+    }
     for (int i = 0; st == MMP_STATUS_OK && !failed && i < total; i++) {
         int set = i % s->sets;
         x.a = s->a + (size_t)set * s->ab;
@@ -172,6 +209,13 @@ mmp_status time_kernel(mmp_bench_timing *t, const mmp_kernel_desc *k, const dev_
         cudaError_t ce = cudaEventElapsedTime(&ms, e.ev[2 * (o->warmup + i)], e.ev[2 * (o->warmup + i) + 1]);
         if (ce != cudaSuccess) st = MMP_ERR(MMP_STATUS_CUDA, "cudaEventElapsedTime: %s", cudaGetErrorString(ce));
         else times[i] = ms;
+    }
+    t->unwritten = -1;
+    if (st == MMP_STATUS_OK && !failed && check) st = poisoned(&t->unwritten, s->d, s->db, fd->storage_bits / 8, stream);
+    if (st == MMP_STATUS_OK && !failed && t->unwritten > 0) {
+        snprintf(t->why, sizeof t->why, "%s left %lld of %lld output elements unwritten at %lldx%lldx%lld", k->name,
+                 (long long)t->unwritten, (long long)(r->m * r->n), (long long)r->m, (long long)r->n, (long long)r->k);
+        failed = 1;
     }
     if (st == MMP_STATUS_OK && !failed) {
         mmp_bench_stats(&t->median_ms, &t->min_ms, &t->max_ms, times, o->iters);

@@ -77,6 +77,10 @@ static void host_loop(mmp_bench_timing *t, const mmp_kernel_desc *k, const mmp_b
     x.workspace = ws;
     x.workspace_size = wsb;
     int ok = 1;
+    const mmp_format_info *fd = mmp_format_get_info((mmp_format)k->d_format);
+    const size_t eb = (size_t)fd->storage_bits / 8, db = mmp_format_bytes((mmp_format)k->d_format, mmp_gemm_span(c->ld, c->ldd, r->m, r->n));
+    const int check = fd->is_float && (eb == 1 || eb == 2 || eb == 4) && db % eb == 0;
+    if (check) memset(d, 0xFF, db);   /* NaN in every float format */
     for (int i = 0; i < o->warmup + o->iters && ok; i++) {
         int s = i % sets;
         x.a = a + (size_t)s * ab;
@@ -92,6 +96,20 @@ static void host_loop(mmp_bench_timing *t, const mmp_kernel_desc *k, const mmp_b
         } else if (i >= o->warmup) {
             times[i - o->warmup] = (t1 - t0) * 1e3;
         }
+    }
+    t->unwritten = -1;
+    if (ok && check) {
+        t->unwritten = 0;
+        for (size_t i = 0; i < db; i += eb) {
+            size_t ones = 0;
+            while (ones < eb && ((const unsigned char *)d)[i + ones] == 0xFF) ones++;
+            t->unwritten += ones == eb;
+        }
+    }
+    if (ok && t->unwritten > 0) {
+        snprintf(t->why, sizeof t->why, "%s left %lld of %lld output elements unwritten at %lldx%lldx%lld", k->name,
+                 (long long)t->unwritten, (long long)(r->m * r->n), (long long)r->m, (long long)r->n, (long long)r->k);
+        ok = 0;
     }
     if (ok) {
         mmp_bench_stats(&t->median_ms, &t->min_ms, &t->max_ms, times, o->iters);

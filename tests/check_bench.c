@@ -1,7 +1,8 @@
 /* check_bench.c — `mmaprobe bench` driven as a program (MMP_BINARY), on the CPU: a host kernel
  * that passes validation is timed (the JSON document has its median, the table its row); a
  * broken host mutant is refused with its FAIL reason and exit 1, even next to a kernel that is
- * timed; bad input is a one-line error and exit 2; without a device a device kernel is skipped
+ * timed; a kernel that passes its suite but leaves output unwritten at the bench shape is a
+ * timing error (exit 1); bad input is a one-line error and exit 2; without a device a device kernel is skipped
  * with the reason and the exit is 3 (a skip is never a pass). No timing is asserted beyond
  * "measured and positive". */
 #include "tests/check_main.h"
@@ -52,6 +53,24 @@ START_TEST(mutant_refused)
     ck_assert_str_eq(field(row_of(d, "host_f32"), "state"), "timed");
     ck_assert_msg(table_has("mut_host_drop_k_tile", "FAIL", "refused"), "no refused row:\n%s", out_text);
     ck_assert_msg(strstr(out_text, "exact-mismatch"), "the FAIL reason is not printed:\n%s", out_text);
+}
+END_TEST
+
+START_TEST(unwritten_at_bench_shape)
+{
+    /* a mutant that never writes a partial tile of M passes a suite of whole tiles, then leaves
+     * rows unwritten at the bench shape: the timing is refused as an error (exit 1) */
+    write_file("tiles.suite", "shape=64x64x64 dist=uniform\n");
+    int rc = run("bench --mutants --filter mut_host_edge_tile --suite @/tiles.suite --shape 37x16x16 --iters 2 --json @/u.json");
+    ck_assert_msg(rc == 1, "exit %d (want 1): %s", rc, out_text);
+    const mmp_json *r = row_of(read_doc("u.json"), "mut_host_edge_tile");
+    ck_assert_str_eq(field(mmp_json_get(r, "validation"), "verdict"), "PASS");
+    ck_assert_str_eq(field(r, "state"), "error");
+    ck_assert_msg(strstr(field(r, "why"), "unwritten"), "why: %s", field(r, "why"));
+    /* the correct kernel at the same shape: every element written, timed */
+    rc = run("bench --filter host_f32 --suite @/tiles.suite --shape 37x16x16 --iters 2 --json @/w.json");
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out_text);
+    ck_assert_int_eq((int)number(mmp_json_get(row_of(read_doc("w.json"), "host_f32"), "timing"), "unwritten"), 0);
 }
 END_TEST
 
@@ -124,6 +143,7 @@ static Suite *bench_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, host_kernel_timed);
     tcase_add_test(tc, mutant_refused);
+    tcase_add_test(tc, unwritten_at_bench_shape);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, help);
     tcase_add_test(tc, no_device_skips);

@@ -8,7 +8,9 @@
  * goes on): warm-up launches, then the median, min and max of N launches (CUDA events for a
  * device kernel, the monotonic clock for a host kernel), the operands rotated over sets whose
  * total exceeds the rotation size (default 2x the L2 cache) so that each launch reads data that
- * is not in the cache, filled with the suite's generator (uniform by default: no zeros).
+ * is not in the cache, filled with the suite's generator (uniform by default: no zeros); D is
+ * poisoned before the launches and a float output with an element left unwritten at the bench
+ * shape makes the row ERROR (the suite's shapes are small; the bench shapes are not).
  * Each row is compared, at the same shape, layouts and data, with the library kernel of the same
  * precision (cuBLAS/cuBLASLt rows for device kernels, CBLAS rows for host kernels) and with the
  * tensor-core peak measured on the device for that precision (mmaprobe/peak.h), and carries the
@@ -79,6 +81,8 @@ typedef struct mmp_bench_timing {
     double median_ms, min_ms, max_ms;
     int warmup, iters, sets;       /* launches, and operand sets rotated */
     int64_t set_bytes;             /* bytes of A and B in one set */
+    int64_t unwritten;             /* D's elements still holding the all-ones poison written
+                                      before the launches (float outputs; -1: not checked) */
     char why[MMP_BENCH_WHY];       /* not done: why */
 } mmp_bench_timing;
 
