@@ -11,7 +11,11 @@
 #error "MMP_BINARY (path of the mmaprobe program) must be defined by CMake"
 #endif
 
-static void setup(void) { drive_tmpdir_make("check_gpu_bench"); }
+static void setup(void)
+{
+    drive_tmpdir_make("check_gpu_bench");
+    bench_find_binary();
+}
 static void teardown(void) { drive_tmpdir_remove(); }
 
 START_TEST(device_kernel_timed)
