@@ -2,7 +2,7 @@
  * (registers only) and wgmma m64n256k16 bf16 (operands in shared memory), fp32 accumulation.
  * The ceiling a mma.sync GEMM can reach is the first figure; the ratio of the two peaks says
  * what share of the wgmma (cuBLAS) rate mma.sync can reach at best. GPU only (exit 77 without
- * one); the kernels (bench_mma_peak.cu) are built for sm_90a only.
+ * one); the loops (kernels/sm90a/peak.cu, mmaprobe/peak.h) are built for sm_90a only.
  *
  * Build: cmake --build build --target bench_mma_peak
  * Run:   build/bench_mma_peak [--seconds 12] [--iters N]
@@ -25,7 +25,7 @@
 #ifdef MMP_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
-#include "bench/bench_mma_peak.h"
+#include "mmaprobe/peak.h"
 
 typedef struct peak_cfg {
     int kind, units, per_sm;

@@ -5,6 +5,7 @@
  *   mmaprobe env                       environment header (GPU, CC, driver, CUDA, cuBLAS, MPFR, SHA)
  *   mmaprobe list [--filter G]         kernels and suites            (cli/list.c)
  *   mmaprobe validate [...]            run suites, write JSON         (cli/validate.c)
+ *   mmaprobe bench --filter G [...]    validate, then time            (cli/bench.c)
  *   mmaprobe probe [...]               layout / arithmetic / memory   (cli/probe.c)
  *   mmaprobe report RUN.json [...]     render text|md|junit|html      (cli/report.c)
  *   mmaprobe diff BASE.json NEW.json   regressions                    (cli/diff.c)
@@ -26,6 +27,7 @@ extern "C" {
 int mmp_cli_env(int argc, char **argv);
 int mmp_cli_list(int argc, char **argv);
 int mmp_cli_validate(int argc, char **argv);
+int mmp_cli_bench(int argc, char **argv);
 int mmp_cli_probe(int argc, char **argv);
 int mmp_cli_report(int argc, char **argv);
 int mmp_cli_diff(int argc, char **argv);

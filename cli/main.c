@@ -19,6 +19,7 @@ static const subcommand subcommands[] = {
     {"env", mmp_cli_env, "print the environment: GPU, compute capability, driver, CUDA, cuBLAS, MPFR, git SHA"},
     {"list", mmp_cli_list, "list built-in kernels, suites and case IDs (--filter GLOB)"},
     {"validate", mmp_cli_validate, "run a suite over kernels; PASS/FAIL per case; JSON results"},
+    {"bench", mmp_cli_bench, "validate kernels, then time those that pass against cuBLAS and the peak"},
     {"probe", mmp_cli_probe, "characterise the tensor cores: fragment layouts, arithmetic, memory"},
     {"report", mmp_cli_report, "render a run's JSON as text, md, junit or html"},
     {"diff", mmp_cli_diff, "compare two runs; exit 1 on a regression"},

@@ -17,8 +17,8 @@ declare -A owner=(
   [status.h]=core [format.h]=core [gemm.h]=core [result.h]=core [core.h]=core [json.h]=core
   [cuda_check.h]=core [hd.h]=core [sysio.h]=core [npy.h]=core
   [reference.h]=reference [metrics.h]=reference [model.h]=reference [fused.h]=reference
-  [kernel.h]=kernels [plugin_cuda.h]=kernels [registry.h]=kernels [memmap.h]=kernels
-  [runner.h]=suites
+  [kernel.h]=kernels [plugin_cuda.h]=kernels [registry.h]=kernels [memmap.h]=kernels [peak.h]=kernels
+  [runner.h]=suites [bench.h]=suites
   [probe.h]=probes [layout.h]=probes [memory.h]=probes
   [report.h]=reports
 )

@@ -17,6 +17,7 @@
 #define MMAPROBE_REPORT_H
 
 #include <stdio.h>
+#include "mmaprobe/bench.h"
 #include "mmaprobe/probe.h"
 #include "mmaprobe/result.h"
 #include "mmaprobe/status.h"
@@ -68,6 +69,13 @@ mmp_status mmp_report_read_json_text(mmp_run *run, const char *text, size_t len,
 mmp_status mmp_run_read_jsonl_text(mmp_run *run, const char *text, size_t len, const char *name);
 /* Write the whole document to a stream (mmp_report_write_json writes a file atomically). */
 mmp_status mmp_report_write_json_stream(FILE *out, const mmp_run *run);
+
+/* The bench document (reports/bench_doc.c): format "mmaprobe-bench", the environment, the
+ * options, then per row (kernel x shape) its validation, state, timing (median/min/max ms,
+ * TFLOP/s), the library baseline, the measured peak, clocks before and after; null where there
+ * is nothing to compare with. The file is written atomically. */
+mmp_status mmp_report_write_bench(const char *path, const mmp_env *env, const mmp_bench_run *b);
+mmp_status mmp_report_write_bench_stream(FILE *out, const mmp_env *env, const mmp_bench_run *b);
 
 /* One row of the summary per precision x kernel, in first-seen order. */
 typedef struct mmp_summary_row {

@@ -1,5 +1,5 @@
 /* wgmma_common.cuh — Hopper (sm_90a) building blocks shared by kernels/sm90a/wgmma.cu and
- * bench/bench_mma_peak.cu: shared-memory matrix descriptors (128-byte swizzle, K-major),
+ * kernels/sm90a/peak.cu: shared-memory matrix descriptors (128-byte swizzle, K-major),
  * wgmma fences / commit / wait, the m64n256k16 bf16 wrapper, mbarrier and TMA helpers,
  * setmaxnreg. Everything is `static inline`; the device functions exist only when compiling
  * for sm_90a (MMP_WGMMA_DEVICE), so a file compiled for other targets can include this too.
