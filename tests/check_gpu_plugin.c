@@ -13,6 +13,7 @@
 #define MMP_CHECK_GPU
 #include "tests/check_main.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "mmaprobe/runner.h"
@@ -24,8 +25,10 @@
 /* Load lib (in the fixture directory) and run its kernels' cases of suite. */
 static void run_suite(mmp_case_result **res, size_t *count, mmp_case **cases, const char *lib, const char *suite)
 {
+    /* $MMP_PLUGIN_FIXTURES where the build was carried elsewhere (the device), else the build's */
+    const char *dir = getenv("MMP_PLUGIN_FIXTURES");
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", MMP_PLUGIN_FIXTURES, lib);
+    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : MMP_PLUGIN_FIXTURES, lib);
     const mmp_kernel_desc *k;
     size_t n;
     ck_assert_msg(mmp_plugin_load(&k, &n, path) == MMP_STATUS_OK, "%s", mmp_error_last());

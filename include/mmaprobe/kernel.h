@@ -38,6 +38,10 @@
  * the plugin's runtime asked right after run(); an error is ERROR launch with its message), or
  * check in run() itself: if (cudaGetLastError() != cudaSuccess) return MMP_KERNEL_ERROR;
  *
+ * Device code: before a plugin's device kernel runs, the runner reads the library's .nv_fatbin;
+ * when it holds no cubin or PTX this device can run, the case is a SKIP ("plugin has code for
+ * sm_90a only; this device is sm_80"), not an ERROR.
+ *
  * Defaults of a field left out (0): family NULL, mul_format 0 is fp64 (so set -1: "the inputs'
  * own"), acc_bits "from acc_format", layouts 0 is refused (set a mask), reads_c no, shape
  * multiples 0 are refused (set 1 for "any"), min_cc none, arch_specific no, deterministic no
