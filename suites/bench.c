@@ -147,7 +147,15 @@ static mmp_status gate(mmp_bench_run *b, const mmp_kernel_desc *const *kernels, 
             switch (res[i].verdict) {
             case MMP_VERDICT_PASS: row->n_pass++; break;
             case MMP_VERDICT_FAIL: row->n_fail++; if (!first_bad) first_bad = &res[i]; break;
-            case MMP_VERDICT_ERROR: row->n_error++; if (!first_bad) first_bad = &res[i]; break;
+            case MMP_VERDICT_ERROR:
+                if (res[i].reasons == MMP_REASON_INTERRUPTED) {   /* a stop request, not the kernel's doing */
+                    row->n_skip++;
+                    if (!first_skip) first_skip = &res[i];
+                    break;
+                }
+                row->n_error++;
+                if (!first_bad) first_bad = &res[i];
+                break;
             default: row->n_skip++; if (!first_skip) first_skip = &res[i]; break;
             }
         }
