@@ -260,6 +260,20 @@ int mmp_cli_bench(int argc, char **argv)
     sigaction(SIGTERM, &sa, &old_term);
     a.o.runner.stop = &stop_flag;
     a.o.progress = stderr;
+    char rerun[4096] = "";   /* the kernel table's options: a mutant's or a plugin's case needs them */
+    const char *words[2 * MMP_MAX_PLUGINS + 1];
+    int nw = 0;
+    if (a.kernels.mutants) words[nw++] = "--mutants";
+    for (int p = 0; p < a.kernels.n_plugins; p++) {
+        words[nw++] = "--plugin";
+        words[nw++] = a.kernels.plugins[p];
+    }
+    size_t rl = 0;
+    for (int w = 0; w < nw; w++) {
+        rl = mmp_args_quote(rerun, sizeof rerun, rl, " ", 0);
+        rl = mmp_args_quote(rerun, sizeof rerun, rl, words[w], 0);
+    }
+    a.o.rerun = rerun;
     mmp_bench_run b;
     mmp_bench_run_init(&b);
     st = mmp_bench_execute(&b, kernels, nk, &a.o);

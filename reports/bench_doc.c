@@ -82,6 +82,7 @@ static void row(mmp_jw *w, const mmp_bench_row *r)
     mmp_jw_key(w, "error"); mmp_jw_int64(w, r->n_error);
     mmp_jw_key(w, "skip"); mmp_jw_int64(w, r->n_skip);
     str(w, "why", r->validation_why);
+    str(w, "failed_case", r->failed_case);
     mmp_jw_end_object(w);
     timing(w, "timing", &r->out.kernel, r->tflops);
     str(w, "baseline_kernel", r->baseline ? r->baseline->name : "");

@@ -147,7 +147,15 @@ static mmp_status gate(mmp_bench_run *b, const mmp_kernel_desc *const *kernels, 
             switch (res[i].verdict) {
             case MMP_VERDICT_PASS: row->n_pass++; break;
             case MMP_VERDICT_FAIL: row->n_fail++; if (!first_bad) first_bad = &res[i]; break;
-            case MMP_VERDICT_ERROR: row->n_error++; if (!first_bad) first_bad = &res[i]; break;
+            case MMP_VERDICT_ERROR:
+                if (res[i].reasons == MMP_REASON_INTERRUPTED) {   /* a stop request, not the kernel's doing */
+                    row->n_skip++;
+                    if (!first_skip) first_skip = &res[i];
+                    break;
+                }
+                row->n_error++;
+                if (!first_bad) first_bad = &res[i];
+                break;
             default: row->n_skip++; if (!first_skip) first_skip = &res[i]; break;
             }
         }
@@ -156,6 +164,7 @@ static mmp_status gate(mmp_bench_run *b, const mmp_kernel_desc *const *kernels, 
             snprintf(row->verdict, sizeof row->verdict, "%s", mmp_verdict_name(first_bad->verdict));
             snprintf(row->validation_why, sizeof row->validation_why, "%s %s (%s): %s", mmp_verdict_name(first_bad->verdict),
                      first_bad->id, mmp_reason_format(why, sizeof why, first_bad->reasons), first_bad->message);
+            snprintf(row->failed_case, sizeof row->failed_case, "%s", first_bad->id);
             row->out.state = MMP_BENCH_REFUSED;
             snprintf(row->out.why, sizeof row->out.why, "not timed: validation %s (%d of %d cases)", row->verdict,
                      row->n_fail + row->n_error, row->n_pass + row->n_fail + row->n_error + row->n_skip);
@@ -255,6 +264,9 @@ void mmp_bench_print_table(FILE *out, const mmp_bench_run *b)
         if (x->out.state != MMP_BENCH_TIMED) {
             fprintf(out, "%s: %s\n", mmp_bench_state_name(x->out.state), x->out.why);
             if (x->validation_why[0]) fprintf(out, "    %s\n", x->validation_why);
+            if (x->failed_case[0])
+                fprintf(out, "    re-run it alone: mmaprobe validate --case '%s'%s\n", x->failed_case,
+                        b->opts.rerun ? b->opts.rerun : "");
             continue;
         }
         const mmp_bench_timing *t = &x->out.kernel;

@@ -27,13 +27,14 @@ struct dev_sets {
     mmp_case c{};                  /* set 0's case: layouts and leading dimensions */
 };
 
-void free_sets(dev_sets *s)
+mmp_status free_sets(dev_sets *s)
 {
-    cudaFree(s->a);
-    cudaFree(s->b);
-    cudaFree(s->d);
+    MMP_CUDA_CHECK(cudaFree(s->a));
+    MMP_CUDA_CHECK(cudaFree(s->b));
+    MMP_CUDA_CHECK(cudaFree(s->d));
     s->a = s->b = nullptr;
     s->d = nullptr;
+    return MMP_STATUS_OK;
 }
 
 void set_case(mmp_case *c, const mmp_bench_row *r, const mmp_bench_options *o, int s)
@@ -115,56 +116,55 @@ mmp_status poisoned(int64_t *out, const void *d, size_t bytes, int elem_bytes, c
 {
     unsigned long long *count = nullptr, host = 0;
     MMP_CUDA_CHECK(cudaMallocAsync((void **)&count, sizeof *count, stream));
-    cudaError_t e = cudaMemsetAsync(count, 0, sizeof *count, stream);
+    MMP_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof *count, stream));
     size_t n = bytes / (size_t)elem_bytes;
-    if (e == cudaSuccess) {
-        if (elem_bytes == 1) count_poison<<<1024, 256, 0, stream>>>((const uint8_t *)d, n, count);
-        else if (elem_bytes == 2) count_poison<<<1024, 256, 0, stream>>>((const uint16_t *)d, n, count);
-        else count_poison<<<1024, 256, 0, stream>>>((const uint32_t *)d, n, count);
-        e = cudaGetLastError();
-    }
-    if (e == cudaSuccess) e = cudaMemcpyAsync(&host, count, sizeof host, cudaMemcpyDeviceToHost, stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-    cudaFreeAsync(count, stream);
-    MMP_CUDA_CHECK(e);
+    if (elem_bytes == 1) count_poison<<<1024, 256, 0, stream>>>((const uint8_t *)d, n, count);
+    else if (elem_bytes == 2) count_poison<<<1024, 256, 0, stream>>>((const uint16_t *)d, n, count);
+    else count_poison<<<1024, 256, 0, stream>>>((const uint32_t *)d, n, count);
+    MMP_CUDA_CHECK(cudaGetLastError());
+    MMP_CUDA_CHECK(cudaMemcpyAsync(&host, count, sizeof host, cudaMemcpyDeviceToHost, stream));
+    MMP_CUDA_CHECK(cudaFreeAsync(count, stream));
+    MMP_CUDA_CHECK(cudaStreamSynchronize(stream));
     *out = (int64_t)host;
     return MMP_STATUS_OK;
 }
 
-struct events {
+/* Host and device resources of one timing, released on every path (a CUDA error returns at once
+ * through MMP_CUDA_CHECK; the timing child then ends, but a library error leaves it going). */
+struct timing_res {
     cudaEvent_t *ev = nullptr;
     int made = 0;
-    ~events()
+    double *times = nullptr;
+    void *ws = nullptr;
+    ~timing_res()
     {
         for (int i = 0; i < made; i++) cudaEventDestroy(ev[i]);
         free(ev);
+        free(times);
+        if (ws) cudaFree(ws);
     }
 };
 
-/* Launch k over the sets, timed. OK with t->done, or t->why (kernel's error return: ERROR;
- * unsupported arguments or layouts: skip); a CUDA error returns its status. */
+/* Launch k over the sets, timed. OK with t->done, or t->why (kernel's error return or unwritten
+ * output: an error; unsupported arguments or layouts: t->skip); a CUDA error returns its status. */
 mmp_status time_kernel(mmp_bench_timing *t, const mmp_kernel_desc *k, const dev_sets *s, const mmp_bench_row *r,
                        const mmp_bench_options *o, cudaStream_t stream)
 {
+    t->unwritten = -1;
     if (!mmp_layouts_has(k->layouts_a, r->la) || !mmp_layouts_has(k->layouts_b, r->lb) || !mmp_layouts_has(k->layouts_d, r->ld) ||
         r->m % k->m_multiple || r->n % k->n_multiple || r->k % k->k_multiple) {
         snprintf(t->why, sizeof t->why, "%s does not take this shape or layouts", k->name);
         t->skip = 1;
         return MMP_STATUS_OK;
     }
-    size_t wsb = k->workspace_bytes ? k->workspace_bytes(r->m, r->n, r->k) : 0;
-    void *ws = nullptr;
-    if (wsb) MMP_CUDA_CHECK(cudaMalloc(&ws, wsb));
+    timing_res res;
     const int total = o->warmup + o->iters;
-    events e;
-    e.ev = (cudaEvent_t *)calloc(2 * (size_t)total, sizeof *e.ev);
-    double *times = (double *)malloc((size_t)o->iters * sizeof *times);
-    mmp_status st = MMP_STATUS_OK;
-    if (!e.ev || !times) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "out of host memory for %d events", 2 * total);
-    for (; st == MMP_STATUS_OK && e.made < 2 * total; e.made++) {
-        cudaError_t ce = cudaEventCreate(&e.ev[e.made]);
-        if (ce != cudaSuccess) st = MMP_ERR(MMP_STATUS_CUDA, "cudaEventCreate: %s", cudaGetErrorString(ce));
-    }
+    size_t wsb = k->workspace_bytes ? k->workspace_bytes(r->m, r->n, r->k) : 0;
+    if (wsb) MMP_CUDA_CHECK(cudaMalloc(&res.ws, wsb));
+    res.ev = (cudaEvent_t *)calloc(2 * (size_t)total, sizeof *res.ev);
+    res.times = (double *)malloc((size_t)o->iters * sizeof *res.times);
+    if (!res.ev || !res.times) return MMP_ERR(MMP_STATUS_NO_MEMORY, "out of host memory for %d events", 2 * total);
+    for (; res.made < 2 * total; res.made++) MMP_CUDA_CHECK(cudaEventCreate(&res.ev[res.made]));
     mmp_kernel_args x;
     memset(&x, 0, sizeof x);
     x.m = r->m; x.n = r->n; x.k = r->k;
@@ -172,62 +172,49 @@ mmp_status time_kernel(mmp_bench_timing *t, const mmp_kernel_desc *k, const dev_
     x.lda = s->c.lda; x.ldb = s->c.ldb; x.ldc = x.ldd = s->c.ldd;
     x.alpha = 1.0;
     x.d = s->d;
-    x.workspace = ws;
+    x.workspace = res.ws;
     x.workspace_size = wsb;
     x.stream = stream;
-    int failed = 0;
     const mmp_format_info *fd = mmp_format_get_info((mmp_format)k->d_format);
     const int check = fd->is_float && (fd->storage_bits == 8 || fd->storage_bits == 16 || fd->storage_bits == 32) &&
                       s->db % (size_t)(fd->storage_bits / 8) == 0;
-    if (st == MMP_STATUS_OK && check) {
-        cudaError_t ce = cudaMemsetAsync(s->d, 0xFF, s->db, stream);   /* NaN in every float format */
-        if (ce != cudaSuccess) st = MMP_ERR(MMP_STATUS_CUDA, "cudaMemsetAsync: %s", cudaGetErrorString(ce));
-    }
-    for (int i = 0; st == MMP_STATUS_OK && !failed && i < total; i++) {
+    if (check) MMP_CUDA_CHECK(cudaMemsetAsync(s->d, 0xFF, s->db, stream));   /* NaN in every float format */
+    for (int i = 0; i < total; i++) {
         int set = i % s->sets;
         x.a = s->a + (size_t)set * s->ab;
         x.b = s->b + (size_t)set * s->bb;
-        cudaError_t ce = cudaEventRecord(e.ev[2 * i], stream);
-        int rc = ce == cudaSuccess ? k->run(&x) : MMP_KERNEL_OK;
-        if (ce == cudaSuccess) ce = cudaGetLastError();
-        if (ce == cudaSuccess) ce = cudaEventRecord(e.ev[2 * i + 1], stream);
-        if (ce == cudaSuccess && i == 0) ce = cudaStreamSynchronize(stream);   /* a first launch that fails says so at once */
-        if (ce != cudaSuccess) st = MMP_ERR(MMP_STATUS_CUDA, "%s launch %d: %s", k->name, i, cudaGetErrorString(ce));
-        else if (rc != MMP_KERNEL_OK) {
+        MMP_CUDA_CHECK(cudaEventRecord(res.ev[2 * i], stream));
+        int rc = k->run(&x);
+        MMP_CUDA_CHECK(cudaGetLastError());
+        MMP_CUDA_CHECK(cudaEventRecord(res.ev[2 * i + 1], stream));
+        if (i == 0) MMP_CUDA_CHECK(cudaStreamSynchronize(stream));   /* a first launch that fails says so at once */
+        if (rc != MMP_KERNEL_OK) {
             snprintf(t->why, sizeof t->why, "%s returned %d (%s)", k->name, rc,
                      rc == MMP_KERNEL_UNSUPPORTED ? "unsupported arguments" : "error");
             t->skip = rc == MMP_KERNEL_UNSUPPORTED;
-            failed = 1;
+            MMP_CUDA_CHECK(cudaStreamSynchronize(stream));
+            return MMP_STATUS_OK;
         }
     }
-    if (st == MMP_STATUS_OK) {
-        cudaError_t ce = cudaStreamSynchronize(stream);
-        if (ce != cudaSuccess) st = MMP_ERR(MMP_STATUS_CUDA, "%s: %s", k->name, cudaGetErrorString(ce));
-    }
-    for (int i = 0; st == MMP_STATUS_OK && !failed && i < o->iters; i++) {
+    MMP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int i = 0; i < o->iters; i++) {
         float ms = 0;
-        cudaError_t ce = cudaEventElapsedTime(&ms, e.ev[2 * (o->warmup + i)], e.ev[2 * (o->warmup + i) + 1]);
-        if (ce != cudaSuccess) st = MMP_ERR(MMP_STATUS_CUDA, "cudaEventElapsedTime: %s", cudaGetErrorString(ce));
-        else times[i] = ms;
+        MMP_CUDA_CHECK(cudaEventElapsedTime(&ms, res.ev[2 * (o->warmup + i)], res.ev[2 * (o->warmup + i) + 1]));
+        res.times[i] = ms;
     }
-    t->unwritten = -1;
-    if (st == MMP_STATUS_OK && !failed && check) st = poisoned(&t->unwritten, s->d, s->db, fd->storage_bits / 8, stream);
-    if (st == MMP_STATUS_OK && !failed && t->unwritten > 0) {
+    if (check) MMP_TRY(poisoned(&t->unwritten, s->d, s->db, fd->storage_bits / 8, stream));
+    if (t->unwritten > 0) {
         snprintf(t->why, sizeof t->why, "%s left %lld of %lld output elements unwritten at %lldx%lldx%lld", k->name,
                  (long long)t->unwritten, (long long)(r->m * r->n), (long long)r->m, (long long)r->n, (long long)r->k);
-        failed = 1;
+        return MMP_STATUS_OK;
     }
-    if (st == MMP_STATUS_OK && !failed) {
-        mmp_bench_stats(&t->median_ms, &t->min_ms, &t->max_ms, times, o->iters);
-        t->done = 1;
-        t->warmup = o->warmup;
-        t->iters = o->iters;
-        t->sets = s->sets;
-        t->set_bytes = (int64_t)(s->ab + s->bb);
-    }
-    free(times);
-    if (ws) cudaFree(ws);
-    return st;
+    mmp_bench_stats(&t->median_ms, &t->min_ms, &t->max_ms, res.times, o->iters);
+    t->done = 1;
+    t->warmup = o->warmup;
+    t->iters = o->iters;
+    t->sets = s->sets;
+    t->set_bytes = (int64_t)(s->ab + s->bb);
+    return MMP_STATUS_OK;
 }
 
 }  // namespace
@@ -267,7 +254,7 @@ extern "C" mmp_status mmp_bench_time_device(mmp_bench_timing *kernel, mmp_bench_
     } else if (st == MMP_STATUS_OK && kernel->done) {
         snprintf(baseline->why, sizeof baseline->why, "no cuBLAS/cuBLASLt kernel of this precision");
     }
-    free_sets(&s);
-    cudaStreamDestroy(stream);
+    if (st == MMP_STATUS_OK) st = free_sets(&s);
+    if (st == MMP_STATUS_OK) MMP_CUDA_CHECK(cudaStreamDestroy(stream));
     return st;
 }

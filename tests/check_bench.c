@@ -57,6 +57,9 @@ START_TEST(mutant_refused)
     ck_assert_str_eq(field(row_of(d, "host_f32"), "state"), "timed");
     ck_assert_msg(table_has("mut_host_drop_k_tile", "FAIL", "refused"), "no refused row:\n%s", out_text);
     ck_assert_msg(strstr(out_text, "exact-mismatch"), "the FAIL reason is not printed:\n%s", out_text);
+    ck_assert_msg(strstr(out_text, "mmaprobe validate --case 'mut_host_drop_k_tile/") && strstr(out_text, "' --mutants"),
+                  "no re-run line for the failing case:\n%s", out_text);
+    ck_assert_msg(strstr(field(v, "failed_case"), "mut_host_drop_k_tile/"), "failed_case: %s", field(v, "failed_case"));
 }
 END_TEST
 
@@ -122,10 +125,12 @@ END_TEST
 
 START_TEST(no_device_skips)
 {
-    if (run("env") != 3) {   /* a device here: the fixture's kernel is not a real device kernel */
+    int env = run("env");
+    if (env == 0) {   /* a device here: the fixture's kernel is not a real device kernel */
         printf("check_bench: a CUDA device is present; no_device_skips not applicable\n");
         return;
     }
+    ck_assert_msg(env == 3, "mmaprobe env: exit %d (want 0 or 3): %s", env, err_text);
     int rc = run("bench --plugin " MMP_PLUGIN_FIXTURES "/fix_device.so --shape 64x64x64 --json @/d.json");
     ck_assert_msg(rc == 3, "exit %d (want 3: nothing could be timed): %s%s", rc, out_text, err_text);
     const mmp_json *r = row_of(read_doc("d.json"), "fix_device_f32");

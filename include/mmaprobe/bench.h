@@ -53,6 +53,7 @@ typedef struct mmp_bench_options {
     double timeout_s;              /* one row's timing, both kernels (default 300) */
     mmp_runner_options runner;     /* the validation gate's (device, timeouts, host work limit) */
     FILE *progress;                /* a line per kernel validated and per row timed (NULL: none) */
+    const char *rerun;             /* options a `mmaprobe validate --case ID` re-run needs (" --mutants"), or NULL */
 } mmp_bench_options;
 
 void mmp_bench_options_init(mmp_bench_options *o);
@@ -106,6 +107,7 @@ typedef struct mmp_bench_row {
     char verdict[8];               /* PASS, FAIL, ERROR, SKIP */
     int n_pass, n_fail, n_error, n_skip;
     char validation_why[MMP_BENCH_WHY];   /* FAIL/ERROR: the first such case, its reasons and message */
+    char failed_case[256];         /* that case's ID (its re-run: mmaprobe validate --case ID) */
     mmp_bench_outcome out;
     double tflops, baseline_tflops;    /* 2MNK / time (integer kernels: TOP/s) */
     double pct_baseline, pct_peak;     /* NaN when there is nothing to compare with */

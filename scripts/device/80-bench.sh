@@ -5,7 +5,7 @@
 # its precision and the measured wgmma peak, with NVML's clocks and power before and after.
 # Run from the repo root (scripts/device/run-all.sh) with the build in build-h200/; writes
 # $OUT/80-bench/bench.json (the document) and bench.txt (the table).
-#   kernels: bf16_mma_pipe_256_bk64 (the fastest mma.sync family kernel) and wgmma_bf16_tma_256
+#   kernels: bf16_mma_pipe_256_bk64 (mma.sync, pipelined, 64-wide K tiles) and wgmma_bf16_tma_256
 #   (Hopper wgmma + TMA), both bf16 x bf16 -> fp32, so one peak measurement serves both.
 # MMP_BENCH_FILTER: other kernels (a --filter list). MMP_BENCH_PLUGIN=LIB.so: also bench that
 #   plugin's kernels -> plugin.json / plugin.txt (give the script MMP_BUDGET_80=240 then).
