@@ -3,22 +3,17 @@
  * "state" to arith entries (minor 1 has "captured": false plus a "reason" starting with
  * "unsupported"/"failed"), "ctas_per_sm_expected" to memory analyses and "why" to kernels.
  * Readers keep defaults for absent members; a member of the wrong type is an error naming
- * its path. The arith "model" object keeps the field names reference/model_bound.c reads. */
+ * its path. The arith "model" object keeps the field names reference/model_bound.c reads. The
+ * memory group is json_memory.c; the member helpers both use are json_probe_io.h. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mmaprobe/report.h"
-#include "json_run.h"
+#include "json_probe_io.h"
 
 /* ---- writer ---- */
-
-static void kstr(mmp_jw *w, const char *k, const char *v) { mmp_jw_key(w, k); mmp_jw_string(w, v); }
-static void kint(mmp_jw *w, const char *k, int64_t v) { mmp_jw_key(w, k); mmp_jw_int64(w, v); }
-static void kbool(mmp_jw *w, const char *k, int v) { mmp_jw_key(w, k); mmp_jw_bool(w, v); }
-static void ktri(mmp_jw *w, const char *k, int v) { mmp_jw_key(w, k); if (v < 0) mmp_jw_null(w); else mmp_jw_bool(w, v); }
-static void knum(mmp_jw *w, const char *k, double v) { mmp_jw_key(w, k); if (isnan(v)) mmp_jw_null(w); else mmp_jw_double(w, v); }
 
 static void write_model(mmp_jw *w, const mmp_arith_report *r)
 {
@@ -152,89 +147,6 @@ static void write_layout(mmp_jw *w, const mmp_layout_results *L)
     mmp_jw_end_object(w);
 }
 
-/* The worst request of each shared-memory access site (memory.h), for the lane -> bank grids. */
-static void write_requests(mmp_jw *w, const mmp_memory_report *r)
-{
-    mmp_jw_key(w, "requests");
-    mmp_jw_begin_array(w);
-    for (int i = 0; i < r->n_requests && i < MMP_MEMORY_MAX_SITES; i++) {
-        const mmp_memory_request *q = &r->requests[i];
-        mmp_jw_begin_object(w);
-        kstr(w, "label", q->label); kint(w, "kind", q->kind); kint(w, "bytes", q->bytes);
-        kint(w, "matrices", q->matrices); kint(w, "active", q->active); kint(w, "warp", q->warp);
-        kint(w, "wavefronts", q->wavefronts); kint(w, "ways", q->ways);
-        mmp_jw_key(w, "words");
-        mmp_jw_begin_array(w);
-        for (int l = 0; l < 32; l++) mmp_jw_int64(w, q->word[l]);
-        mmp_jw_end_array(w);
-        mmp_jw_end_object(w);
-    }
-    mmp_jw_end_array(w);
-}
-
-static void write_analysis(mmp_jw *w, const mmp_memory_report *r)
-{
-    mmp_jw_begin_object(w);
-    kstr(w, "kernel", r->kernel); kint(w, "warps", r->warps); kint(w, "accesses", r->accesses);
-    kint(w, "smem_wavefronts", r->smem_wavefronts); kint(w, "smem_ideal", r->smem_ideal);
-    kint(w, "smem_ld_wavefronts", r->smem_ld_wavefronts); kint(w, "smem_ld_ideal", r->smem_ld_ideal);
-    kint(w, "smem_st_wavefronts", r->smem_st_wavefronts); kint(w, "smem_st_ideal", r->smem_st_ideal);
-    kint(w, "worst_ways", r->worst_ways); kstr(w, "worst_label", r->worst_label);
-    kint(w, "gmem_sectors", r->gmem_sectors); kint(w, "gmem_ideal", r->gmem_ideal); kint(w, "gmem_bytes", r->gmem_bytes);
-    kint(w, "gmem_l1tex_sectors", r->gmem_l1tex_sectors);
-    knum(w, "gmem_efficiency", r->gmem_efficiency); knum(w, "worst_gmem_efficiency", r->worst_gmem_efficiency);
-    kstr(w, "worst_gmem_label", r->worst_gmem_label);
-    kint(w, "smem_bytes_per_stage", r->smem_bytes_per_stage); kint(w, "smem_bytes_total", r->smem_bytes_total);
-    kint(w, "stages", r->stages); kint(w, "ctas_per_sm_expected", r->ctas_per_sm_expected);
-    mmp_jw_key(w, "bank_words");
-    mmp_jw_begin_array(w);
-    for (int b = 0; b < 32; b++) mmp_jw_int64(w, r->bank_words[b]);
-    mmp_jw_end_array(w);
-    if (r->n_requests > 0) write_requests(w, r);   /* none kept: the member is left out */
-    mmp_jw_end_object(w);
-}
-
-static void write_memory(mmp_jw *w, const mmp_memory_results *M)
-{
-    mmp_jw_begin_object(w);
-    kstr(w, "method", M->method); kstr(w, "why", M->why);
-    mmp_jw_key(w, "calibration");
-    mmp_jw_begin_object(w);
-    kstr(w, "method", M->method);
-    mmp_jw_key(w, "rows");
-    mmp_jw_begin_array(w);
-    for (size_t i = 0; i < M->n_calib; i++) {
-        const mmp_memory_calib_result *c = &M->calib[i];
-        mmp_jw_begin_object(w);
-        kstr(w, "name", c->name); kint(w, "model_ways", c->model_ways); kint(w, "model_wavefronts", c->model_wavefronts);
-        knum(w, "measured_wavefronts", c->measured_wavefronts); ktri(w, "agree", c->agree);
-        mmp_jw_end_object(w);
-    }
-    mmp_jw_end_array(w);
-    mmp_jw_end_object(w);
-    mmp_jw_key(w, "kernels");
-    mmp_jw_begin_array(w);
-    for (size_t i = 0; i < M->n_kernels; i++) {
-        const mmp_memory_kernel_result *k = &M->kernels[i];
-        mmp_jw_begin_object(w);
-        mmp_jw_key(w, "analysis");
-        write_analysis(w, &k->analysis);
-        if (k->measured) {
-            mmp_jw_key(w, "measured");
-            mmp_jw_begin_object(w);
-            kstr(w, "method", k->method); knum(w, "smem_ld_wavefronts", k->smem_ld_wavefronts);
-            knum(w, "smem_st_wavefronts", k->smem_st_wavefronts); knum(w, "gmem_sectors", k->gmem_sectors);
-            kint(w, "gmem_model", k->gmem_model); ktri(w, "agree", k->agree); ktri(w, "gmem_agree", k->gmem_agree);
-            mmp_jw_end_object(w);
-        }
-        kstr(w, "why", k->why);
-        mmp_jw_end_object(w);
-    }
-    mmp_jw_end_array(w);
-    kint(w, "disagreements", M->disagreements);
-    mmp_jw_end_object(w);
-}
-
 void mmp_json_write_probes(mmp_jw *w, const mmp_probe_results *p)
 {
     if (!p) { mmp_jw_null(w); return; }
@@ -250,87 +162,11 @@ void mmp_json_write_probes(mmp_jw *w, const mmp_probe_results *p)
     mmp_jw_key(w, "layout");
     if (p->layout.present) write_layout(w, &p->layout); else mmp_jw_null(w);
     mmp_jw_key(w, "memory");
-    if (p->memory.present) write_memory(w, &p->memory); else mmp_jw_null(w);
+    if (p->memory.present) mmp_json_write_memory(w, &p->memory); else mmp_jw_null(w);
     mmp_jw_end_object(w);
 }
 
 /* ---- reader ---- */
-
-typedef struct rd { const mmp_json_ctx *cx; const char *path; } rd;
-
-static mmp_status fail(const rd *R, const mmp_json *v, const char *key, const char *what)
-{
-    return MMP_ERR(MMP_STATUS_PARSE, "%s:%d:%d: %s.%s: %s (got %s)", R->cx->name, v->line, v->col, R->path, key, what,
-                   mmp_json_type_name(v->type));
-}
-
-static mmp_status gstr(const rd *R, char *dst, size_t size, const mmp_json *o, const char *key)
-{
-    const mmp_json *v = mmp_json_get(o, key);
-    if (!v || v->type == MMP_JSON_NULL) return MMP_STATUS_OK;
-    return mmp_json_read_string(R->cx, dst, size, v, R->path, key);
-}
-
-static mmp_status gi64(const rd *R, int64_t *dst, const mmp_json *o, const char *key)
-{
-    const mmp_json *v = mmp_json_get(o, key);
-    if (!v) return MMP_STATUS_OK;
-    return mmp_json_int64(dst, v) ? fail(R, v, key, "expected an integer") : MMP_STATUS_OK;
-}
-
-static mmp_status gi32(const rd *R, int32_t *dst, const mmp_json *o, const char *key)
-{
-    int64_t x = *dst;
-    MMP_TRY(gi64(R, &x, o, key));
-    if (x < INT32_MIN || x > INT32_MAX) return fail(R, mmp_json_get(o, key), key, "expected a 32-bit integer");
-    *dst = (int32_t)x;
-    return MMP_STATUS_OK;
-}
-
-static mmp_status gint(const rd *R, int *dst, const mmp_json *o, const char *key)
-{
-    int32_t x = *dst;
-    MMP_TRY(gi32(R, &x, o, key));
-    *dst = x;
-    return MMP_STATUS_OK;
-}
-
-static mmp_status gsize(const rd *R, size_t *dst, const mmp_json *o, const char *key)
-{
-    int64_t x = (int64_t)*dst;
-    MMP_TRY(gi64(R, &x, o, key));
-    if (x < 0) return fail(R, mmp_json_get(o, key), key, "expected a count");
-    *dst = (size_t)x;
-    return MMP_STATUS_OK;
-}
-
-/* boolean, or null (-1) where allowed by the caller's default */
-static mmp_status gbool(const rd *R, int *dst, const mmp_json *o, const char *key)
-{
-    const mmp_json *v = mmp_json_get(o, key);
-    if (!v) return MMP_STATUS_OK;
-    if (v->type == MMP_JSON_NULL) { *dst = -1; return MMP_STATUS_OK; }
-    if (v->type != MMP_JSON_TRUE && v->type != MMP_JSON_FALSE) return fail(R, v, key, "expected a boolean or null");
-    *dst = v->type == MMP_JSON_TRUE;
-    return MMP_STATUS_OK;
-}
-
-static mmp_status gnum(const rd *R, double *dst, const mmp_json *o, const char *key)
-{
-    const mmp_json *v = mmp_json_get(o, key);
-    if (!v) return MMP_STATUS_OK;
-    if (v->type == MMP_JSON_NULL) { *dst = NAN; return MMP_STATUS_OK; }
-    return mmp_json_double(dst, v) ? fail(R, v, key, "expected a number or null") : MMP_STATUS_OK;
-}
-
-static const mmp_json *garr(const rd *R, const mmp_json *o, const char *key, mmp_status *st)
-{
-    const mmp_json *v = mmp_json_get(o, key);
-    *st = MMP_STATUS_OK;
-    if (!v || v->type == MMP_JSON_NULL) return NULL;
-    if (v->type != MMP_JSON_ARRAY) { *st = fail(R, v, key, "expected an array"); return NULL; }
-    return v;
-}
 
 static mmp_status read_model(const rd *R, mmp_arith_report *r, const mmp_json *m)
 {
@@ -511,103 +347,6 @@ static mmp_status read_layout(const rd *R, mmp_layout_results *L, const mmp_json
     return MMP_STATUS_OK;
 }
 
-static mmp_status read_request(const rd *R, mmp_memory_request *q, const mmp_json *v)
-{
-    MMP_TRY(mmp_json_expect(R->cx, v, MMP_JSON_OBJECT, "probes.memory.kernels[].analysis.requests[]"));
-    memset(q, 0, sizeof *q);
-    int64_t active = 0;
-    MMP_TRY(gstr(R, q->label, sizeof q->label, v, "label")); MMP_TRY(gi32(R, &q->kind, v, "kind"));
-    MMP_TRY(gi32(R, &q->bytes, v, "bytes")); MMP_TRY(gi32(R, &q->matrices, v, "matrices"));
-    MMP_TRY(gi64(R, &active, v, "active")); MMP_TRY(gi32(R, &q->warp, v, "warp"));
-    MMP_TRY(gi32(R, &q->wavefronts, v, "wavefronts")); MMP_TRY(gi32(R, &q->ways, v, "ways"));
-    if (active < 0 || active > UINT32_MAX) return fail(R, mmp_json_get(v, "active"), "active", "expected a 32-lane mask");
-    q->active = (uint32_t)active;
-    if (q->bytes < 1 || q->bytes > 16) return fail(R, mmp_json_get(v, "bytes"), "bytes", "expected 1..16 bytes per lane");
-    mmp_status st;
-    const mmp_json *ws = garr(R, v, "words", &st);
-    MMP_TRY(st);
-    if (!ws || ws->n != 32) return fail(R, ws ? ws : v, "words", "expected 32 word offsets");
-    for (int l = 0; l < 32; l++) {
-        int64_t x;
-        if (mmp_json_int64(&x, ws->items[l]) || x < 0 || x > UINT32_MAX - 4)
-            return fail(R, ws->items[l], "words", "expected a word offset");
-        q->word[l] = (uint32_t)x;
-    }
-    return MMP_STATUS_OK;
-}
-
-static mmp_status read_analysis(const rd *R, mmp_memory_report *r, const mmp_json *v)
-{
-    MMP_TRY(mmp_json_expect(R->cx, v, MMP_JSON_OBJECT, "probes.memory.kernels[].analysis"));
-    MMP_TRY(gstr(R, r->kernel, sizeof r->kernel, v, "kernel"));
-    MMP_TRY(gi32(R, &r->warps, v, "warps")); MMP_TRY(gi32(R, &r->accesses, v, "accesses"));
-    MMP_TRY(gi64(R, &r->smem_wavefronts, v, "smem_wavefronts")); MMP_TRY(gi64(R, &r->smem_ideal, v, "smem_ideal"));
-    MMP_TRY(gi64(R, &r->smem_ld_wavefronts, v, "smem_ld_wavefronts")); MMP_TRY(gi64(R, &r->smem_ld_ideal, v, "smem_ld_ideal"));
-    MMP_TRY(gi64(R, &r->smem_st_wavefronts, v, "smem_st_wavefronts")); MMP_TRY(gi64(R, &r->smem_st_ideal, v, "smem_st_ideal"));
-    MMP_TRY(gi32(R, &r->worst_ways, v, "worst_ways")); MMP_TRY(gstr(R, r->worst_label, sizeof r->worst_label, v, "worst_label"));
-    MMP_TRY(gi64(R, &r->gmem_sectors, v, "gmem_sectors")); MMP_TRY(gi64(R, &r->gmem_ideal, v, "gmem_ideal"));
-    MMP_TRY(gi64(R, &r->gmem_bytes, v, "gmem_bytes")); MMP_TRY(gi64(R, &r->gmem_l1tex_sectors, v, "gmem_l1tex_sectors"));
-    MMP_TRY(gnum(R, &r->gmem_efficiency, v, "gmem_efficiency"));
-    MMP_TRY(gnum(R, &r->worst_gmem_efficiency, v, "worst_gmem_efficiency"));
-    MMP_TRY(gstr(R, r->worst_gmem_label, sizeof r->worst_gmem_label, v, "worst_gmem_label"));
-    MMP_TRY(gi64(R, &r->smem_bytes_per_stage, v, "smem_bytes_per_stage"));
-    MMP_TRY(gi64(R, &r->smem_bytes_total, v, "smem_bytes_total"));
-    MMP_TRY(gi32(R, &r->stages, v, "stages")); MMP_TRY(gi32(R, &r->ctas_per_sm_expected, v, "ctas_per_sm_expected"));
-    mmp_status st;
-    const mmp_json *bw = garr(R, v, "bank_words", &st);
-    MMP_TRY(st);
-    for (size_t b = 0; bw && b < bw->n && b < 32; b++)
-        if (mmp_json_int64(&r->bank_words[b], bw->items[b])) return fail(R, bw->items[b], "bank_words", "expected an integer");
-    const mmp_json *rq = garr(R, v, "requests", &st);   /* optional */
-    MMP_TRY(st);
-    for (size_t i = 0; rq && i < rq->n && r->n_requests < MMP_MEMORY_MAX_SITES; i++)
-        MMP_TRY(read_request(R, &r->requests[r->n_requests++], rq->items[i]));
-    return MMP_STATUS_OK;
-}
-
-static mmp_status read_memory(const rd *R, mmp_memory_results *M, const mmp_json *v)
-{
-    MMP_TRY(mmp_json_expect(R->cx, v, MMP_JSON_OBJECT, "probes.memory"));
-    M->present = 1;
-    MMP_TRY(gstr(R, M->method, sizeof M->method, v, "method")); MMP_TRY(gstr(R, M->why, sizeof M->why, v, "why"));
-    MMP_TRY(gi32(R, &M->disagreements, v, "disagreements"));
-    mmp_status st;
-    const mmp_json *cal = mmp_json_get(v, "calibration");
-    const mmp_json *rows = cal && cal->type == MMP_JSON_OBJECT ? garr(R, cal, "rows", &st) : NULL;
-    for (size_t i = 0; rows && i < rows->n; i++) {
-        mmp_memory_calib_result c = {.measured_wavefronts = NAN, .agree = -1};
-        MMP_TRY(mmp_json_expect(R->cx, rows->items[i], MMP_JSON_OBJECT, "probes.memory.calibration.rows[]"));
-        MMP_TRY(gstr(R, c.name, sizeof c.name, rows->items[i], "name"));
-        MMP_TRY(gi32(R, &c.model_ways, rows->items[i], "model_ways"));
-        MMP_TRY(gi32(R, &c.model_wavefronts, rows->items[i], "model_wavefronts"));
-        MMP_TRY(gnum(R, &c.measured_wavefronts, rows->items[i], "measured_wavefronts"));
-        MMP_TRY(gbool(R, &c.agree, rows->items[i], "agree"));
-        MMP_TRY(mmp_memory_results_add_calib(M, &c));
-    }
-    const mmp_json *ks = garr(R, v, "kernels", &st);
-    MMP_TRY(st);
-    for (size_t i = 0; ks && i < ks->n; i++) {
-        mmp_memory_kernel_result k;
-        memset(&k, 0, sizeof k);
-        k.smem_ld_wavefronts = k.smem_st_wavefronts = k.gmem_sectors = NAN;
-        k.agree = k.gmem_agree = -1;
-        MMP_TRY(mmp_json_expect(R->cx, ks->items[i], MMP_JSON_OBJECT, "probes.memory.kernels[]"));
-        const mmp_json *a = mmp_json_get(ks->items[i], "analysis"), *m = mmp_json_get(ks->items[i], "measured");
-        if (a) MMP_TRY(read_analysis(R, &k.analysis, a));
-        MMP_TRY(gstr(R, k.why, sizeof k.why, ks->items[i], "why"));
-        if (m && m->type == MMP_JSON_OBJECT) {
-            k.measured = 1;
-            MMP_TRY(gstr(R, k.method, sizeof k.method, m, "method"));
-            MMP_TRY(gnum(R, &k.smem_ld_wavefronts, m, "smem_ld_wavefronts"));
-            MMP_TRY(gnum(R, &k.smem_st_wavefronts, m, "smem_st_wavefronts"));
-            MMP_TRY(gnum(R, &k.gmem_sectors, m, "gmem_sectors")); MMP_TRY(gi64(R, &k.gmem_model, m, "gmem_model"));
-            MMP_TRY(gbool(R, &k.agree, m, "agree")); MMP_TRY(gbool(R, &k.gmem_agree, m, "gmem_agree"));
-        }
-        MMP_TRY(mmp_memory_results_add_kernel(M, &k));
-    }
-    return MMP_STATUS_OK;
-}
-
 mmp_status mmp_json_read_probes(const mmp_json_ctx *cx, mmp_probe_results *p, const mmp_json *v)
 {
     MMP_TRY(mmp_json_expect(cx, v, MMP_JSON_OBJECT, "probes"));
@@ -622,8 +361,8 @@ mmp_status mmp_json_read_probes(const mmp_json_ctx *cx, mmp_probe_results *p, co
             MMP_TRY(mmp_arith_results_add(&p->arith, &a));
         }
     }
-    rd L = {cx, "probes.layout"}, M = {cx, "probes.memory"};
+    rd L = {cx, "probes.layout"};
     if ((g = mmp_json_get(v, "layout")) && g->type != MMP_JSON_NULL) MMP_TRY(read_layout(&L, &p->layout, g));
-    if ((g = mmp_json_get(v, "memory")) && g->type != MMP_JSON_NULL) MMP_TRY(read_memory(&M, &p->memory, g));
+    if ((g = mmp_json_get(v, "memory")) && g->type != MMP_JSON_NULL) MMP_TRY(mmp_json_read_memory(cx, &p->memory, g));
     return MMP_STATUS_OK;
 }

@@ -21,5 +21,8 @@ mmp_status mmp_json_read_string(const mmp_json_ctx *cx, char *dst, size_t size, 
 /* The typed probe results (json_probes.c): NULL writes null. */
 void mmp_json_write_probes(mmp_jw *w, const mmp_probe_results *p);
 mmp_status mmp_json_read_probes(const mmp_json_ctx *cx, mmp_probe_results *p, const mmp_json *v);
+/* Its memory group (json_memory.c). */
+void mmp_json_write_memory(mmp_jw *w, const mmp_memory_results *M);
+mmp_status mmp_json_read_memory(const mmp_json_ctx *cx, mmp_memory_results *M, const mmp_json *v);
 
 #endif
