@@ -307,10 +307,13 @@ void mmp_report_print_html(FILE *out, const mmp_run *run)
     fputs(" report</title>\n<style>", out);
     fputs(css, out);
     fputs("</style></head>\n<body><main>\n", out);
+    const int probe_only = run->probes && run->n_cases == 0;   /* a probe document: no empty case sections */
     fprintf(out, "<div class=\"banner %s\"><h1>mmaprobe %s: %s</h1><div class=\"sub\">", code ? "bad" : "good",
-            strcmp(run->kind, "probe") == 0 ? "probe" : "validate", code ? "failures found" : "all cases passed");
-    fprintf(out, "%zu cases &#183; %" PRId64 " PASS &#183; %" PRId64 " FAIL &#183; %" PRId64 " ERROR &#183; %" PRId64
-                 " SKIP &#183; ", run->n_cases, counts[0], counts[1], counts[2], counts[3]);
+            strcmp(run->kind, "probe") == 0 ? "probe" : "validate",
+            probe_only ? "probe results" : code ? "failures found" : "all cases passed");
+    if (!probe_only)
+        fprintf(out, "%zu cases &#183; %" PRId64 " PASS &#183; %" PRId64 " FAIL &#183; %" PRId64 " ERROR &#183; %" PRId64
+                     " SKIP &#183; ", run->n_cases, counts[0], counts[1], counts[2], counts[3]);
     esc(out, run->env.gpu);
     fprintf(out, " (sm_%d%d) &#183; suite ", run->env.cc_major, run->env.cc_minor);
     esc(out, run->suite[0] ? run->suite : "-");
@@ -318,7 +321,16 @@ void mmp_report_print_html(FILE *out, const mmp_run *run)
     esc(out, run->env.git_sha[0] ? run->env.git_sha : "-");
     if (!run->complete && run->interrupted_by[0]) { fputs(" &#183; <b>PARTIAL (interrupted by ", out); esc(out, run->interrupted_by); fputs(")</b>", out); }
     else if (!run->complete) fputs(" &#183; <b>PARTIAL (the run could not go on)</b>", out);
-    fputs("</div></div>\n<h2>Summary per precision &#215; kernel</h2>\n", out);
+    fputs("</div></div>\n", out);
+    if (probe_only) {
+        mmp_html_probes(out, run->probes);
+        fputs("<h2>Environment</h2>\n", out);
+        env_table(out, &run->env);
+        fprintf(out, "<p class=\"muted\">mmaprobe probe document schema %d.%d &#183; rendered without a GPU from the JSON "
+                     "document</p>\n</main></body></html>\n", run->schema_major, run->schema_minor);
+        return;
+    }
+    fputs("<h2>Summary per precision &#215; kernel</h2>\n", out);
     summary_table(out, run);
 
     if (counts[MMP_VERDICT_FAIL] + counts[MMP_VERDICT_ERROR]) {

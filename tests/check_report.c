@@ -562,6 +562,21 @@ START_TEST(probe_tables_in_text_and_md)
 }
 END_TEST
 
+/* HTML too: a probe document is its probe sections, never an empty validate summary */
+START_TEST(probe_document_in_html)
+{
+    mmp_run run;
+    probe_doc(&run);
+    size_t len;
+    char *t = render(&run, MMP_REPORT_HTML, &len);
+    ck_assert_msg(strstr(t, "probe results") && strstr(t, "mma.f16.f32"), "%s", t);
+    ck_assert_msg(!strstr(t, "Summary per precision") && !strstr(t, "0 cases") && !strstr(t, "Error vs K") &&
+                  !strstr(t, "all cases passed"), "a probe document rendered as a validate run in HTML");
+    free(t);
+    mmp_run_clear(&run);
+}
+END_TEST
+
 START_TEST(format_names)
 {
     mmp_report_format f = MMP_REPORT_TEXT;
@@ -704,6 +719,7 @@ static Suite *report_suite(void)
     tcase_add_test(r, md_and_text);
     tcase_add_test(r, probe_results_round_trip);
     tcase_add_test(r, probe_tables_in_text_and_md);
+    tcase_add_test(r, probe_document_in_html);
     tcase_add_test(r, format_names);
     tcase_add_test(r, cli_report_exit_codes);
     suite_add_tcase(s, r);
