@@ -653,6 +653,18 @@ START_TEST(test_save_failures)
     ck_assert_msg(strstr(r.cases[0].message, "failure data not saved: ") && strstr(r.cases[0].message, "exact-mismatch"),
                   "%s", r.cases[0].message);
     mmp_run_clear(&r);
+    /* above the per-case limit (MMP_FAULT_SAVE_LIMIT stands in for 2 GiB): nothing written, said */
+    setenv("MMP_FAULT_SAVE_LIMIT", "1000", 1);
+    rc = run("validate --case mut_host_drop_k_tile/f16.f16.f32/64x64x128/exact/s42 --mutants --save-failures @/small "
+             "-o @/r.json");
+    unsetenv("MMP_FAULT_SAVE_LIMIT");
+    ck_assert_msg(rc == 1, "exit %d: %s", rc, err_text);
+    read_doc(&r, json);
+    ck_assert_msg(strstr(r.cases[0].message, "failure data not saved: 114688 bytes of data, above the limit of 1000 bytes"),
+                  "%s", r.cases[0].message);
+    mmp_run_clear(&r);
+    snprintf(dir, sizeof dir, "%s/small/mut_host_drop_k_tile_f16.f16.f32_64x64x128_exact_s42", tmpdir);
+    ck_assert_int_ne(access(dir, F_OK), 0);
 }
 END_TEST
 
