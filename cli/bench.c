@@ -10,13 +10,13 @@
  * matching, bad plugin or suite file); 3 environment (nothing could be timed: no device;
  * unwritable --json, checked before anything runs).
  */
-#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "args.h"
+#include "opts.h"
 #include "mmaprobe/bench.h"
 #include "mmaprobe/core.h"
 #include "mmaprobe/reference.h"
@@ -71,16 +71,15 @@ static mmp_status parse_layouts(mmp_bench_options *o, const char *v)
 enum { OPT_PLUGIN = 256, OPT_MUTANTS, OPT_SUITE, OPT_SHAPE, OPT_LAYOUTS, OPT_DIST, OPT_SEED, OPT_WARMUP, OPT_ITERS,
        OPT_ROTATE, OPT_TIMEOUT, OPT_DEVICE, OPT_HOSTWORK, OPT_JSON, OPT_FILTER };
 
-static const struct option options[] = {
-    {"help", no_argument, NULL, 'h'},           {"filter", required_argument, NULL, OPT_FILTER},
-    {"plugin", required_argument, NULL, OPT_PLUGIN}, {"mutants", no_argument, NULL, OPT_MUTANTS},
-    {"suite", required_argument, NULL, OPT_SUITE},   {"shape", required_argument, NULL, OPT_SHAPE},
-    {"layouts", required_argument, NULL, OPT_LAYOUTS}, {"dist", required_argument, NULL, OPT_DIST},
-    {"seed", required_argument, NULL, OPT_SEED},     {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"iters", required_argument, NULL, OPT_ITERS},   {"rotate-bytes", required_argument, NULL, OPT_ROTATE},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT}, {"device", required_argument, NULL, OPT_DEVICE},
-    {"host-max-log2-work", required_argument, NULL, OPT_HOSTWORK}, {"json", required_argument, NULL, OPT_JSON},
-    {NULL, 0, NULL, 0},
+static const mmp_opt options[] = {
+    {"help", 'h', 0, 'h'},                      {"filter", 0, 1, OPT_FILTER},
+    {"plugin", 0, 1, OPT_PLUGIN},               {"mutants", 0, 0, OPT_MUTANTS},
+    {"suite", 0, 1, OPT_SUITE},                 {"shape", 0, 1, OPT_SHAPE},
+    {"layouts", 0, 1, OPT_LAYOUTS},             {"dist", 0, 1, OPT_DIST},
+    {"seed", 0, 1, OPT_SEED},                   {"warmup", 0, 1, OPT_WARMUP},
+    {"iters", 0, 1, OPT_ITERS},                 {"rotate-bytes", 0, 1, OPT_ROTATE},
+    {"timeout", 0, 1, OPT_TIMEOUT},             {"device", 0, 1, OPT_DEVICE},
+    {"host-max-log2-work", 0, 1, OPT_HOSTWORK}, {"json", 0, 1, OPT_JSON},
 };
 
 /* One option's value into a; MMP_STATUS_INVALID naming it otherwise. */
@@ -152,27 +151,16 @@ static mmp_status take(bench_args *a, int c, const char *v)
     }
 }
 
+static mmp_status on_opt(void *ctx, const mmp_opt_hit *h) { return take(ctx, h->opt->code, h->value); }
+
 static mmp_status parse(bench_args *a, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
     mmp_bench_options_init(&a->o);
     a->kernels.suite = "smoke";
     mmp_runner_options_init(&a->kernels.o);
-    opterr = 0;
-    optind = 0;   /* GNU: start over (the parser may run more than once in a process) */
-    for (;;) {
-        int c = getopt_long(argc, argv, "+:h", options, NULL);
-        if (c == -1) break;
-        if (c == '?') {
-            const char *arg = argv[optind - 1];
-            if (arg[0] == '-' && arg[1] != '-' && optopt > 0 && optopt < 256) return BAD("unknown option '-%c'", optopt);
-            if (optopt >= 256 && strchr(arg, '=')) return BAD("option '%.*s' takes no value", (int)(strchr(arg, '=') - arg), arg);
-            return BAD("unknown option '%s'", arg);
-        }
-        if (c == ':') return BAD("option '%s' needs a value", argv[optind - 1]);
-        MMP_TRY(take(a, c, optarg));
-    }
-    if (optind < argc) return BAD("unexpected argument '%s' (bench takes options only)", argv[optind]);
+    /* NULL on_arg: bench takes options only, a stray argument is refused by name */
+    MMP_TRY(mmp_opts_parse(options, sizeof options / sizeof options[0], argc, argv, on_opt, NULL, a));
     if (!a->help && !a->filter[0] && !a->kernels.n_plugins)
         return BAD("bench needs --filter GLOB naming the kernels to time (or --plugin LIB.so)");
     return MMP_STATUS_OK;
