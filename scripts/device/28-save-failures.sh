@@ -15,6 +15,7 @@ filter='cuda_mut_drop_k_tile/*,cuda_mut_edge_unwritten/*,cuda_mut_swap/*,cuda_mu
 for stages in 1 0; do
     dir=$out/stages-$stages
     rm -rf "$dir"
+    mkdir -p "$dir"
     MMP_DEVICE_STAGES=$stages timeout 40 build-h200/mmaprobe validate --mutants --suite kernels/cuda_mutants.suite \
         --filter "$filter" --timeout 10 --save-failures "$dir/failures" -o "$dir/run.json" > "$dir.log" 2>&1
     mmp_expect "validate --save-failures (device stages $stages)" $? 1
