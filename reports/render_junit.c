@@ -1,7 +1,10 @@
 /* render_junit.c — JUnit XML (the Jenkins xUnit "junit-10.xsd" dialect, kept in
  * reports/schema/): one <testsuite> per kernel, one <testcase> per case with
  * classname = kernel and name = case ID; FAIL -> <failure>, ERROR -> <error>, SKIP -> <skipped>,
- * each with the reasons and the message; the environment as <properties>. */
+ * each with the reasons and the message; the environment as <properties>.
+ * The skipped count is on each <testsuite>, not on <testsuites>: the Jenkins xUnit plugin
+ * validates its input against junit-10.xsd, whose root allows only name, time, tests, failures
+ * and errors; GitLab, pytest's readers and the JUnit plugin sum the suites' counts. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>

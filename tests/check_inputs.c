@@ -70,7 +70,10 @@ static int run_argv(char *const *argv, double limit_s)
 }
 
 /* Run "mmaprobe args..." (space-separated; "@" is replaced by the temp dir). */
-static int run(const char *args) { return run_argv(drive_split(args), 60); }
+/* Hangs and runaway work fail through the kill limit, never through a wall-time assertion (the
+ * CI machine may be loaded): a FIFO that blocks would hang until killed. */
+static double run_limit_s = 60;
+static int run(const char *args) { return run_argv(drive_split(args), run_limit_s); }
 
 static void expect(const char *args, int code, const char *says_at)
 {
@@ -160,10 +163,8 @@ START_TEST(test_fifo_inputs)
         "merge @/fifo.json -o @/all.json",
         "validate --acc-model @/fifo.json -o @/r.json",
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        expect(cases[i], 2, "a FIFO");
-        ck_assert_msg(last_seconds < 2.0, "%s took %.2f s", cases[i], last_seconds);
-    }
+    run_limit_s = 20;   /* a read that waits on a FIFO never returns: killed, the test fails */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect(cases[i], 2, "a FIFO");
     /* a capture that is a FIFO: that instruction is not analysed, the probe does not block */
     char dir[256], cap[320];
     path_in(dir, sizeof dir, "caps");
@@ -174,7 +175,7 @@ START_TEST(test_fifo_inputs)
     printf("probe --arith --from-capture FIFO -> %d (%.2f s)\n%s", rc, last_seconds, out_text);
     ck_assert_int_ne(rc, 0);
     ck_assert_ptr_nonnull(strstr(out_text, "not a regular file (a FIFO)"));
-    ck_assert_msg(last_seconds < 5.0, "took %.2f s", last_seconds);
+    run_limit_s = 60;
 }
 END_TEST
 
@@ -389,9 +390,10 @@ START_TEST(test_suite_expansion_bounded)
                        "kernel=host_*\n";
     for (size_t written = 0; written < (17u << 20); written += strlen(line)) fputs(line, f);
     fclose(f);
+    run_limit_s = 150;   /* an expansion that is not bounded runs for many minutes: killed */
     expect("validate --suite @/huge.suite --filter nomatch -o @/r.json", 2,
            "the suite expands to more than 1048576 cases before the filter");
-    ck_assert_msg(last_seconds < 45, "took %.1f s", last_seconds);
+    run_limit_s = 60;
 }
 END_TEST
 
@@ -406,10 +408,11 @@ START_TEST(test_json_memory_bounded)
     for (int i = 0; i < 20 << 20; i++) fputs("0,", f);
     fputs("0]}\n", f);
     fclose(f);
+    run_limit_s = 150;
     expect("report @/dense.json", 2, "too many values for the document's size");
+    run_limit_s = 60;
     printf("peak RSS %ld MB, %.2f s\n", last_maxrss_kb >> 10, last_seconds);
     ck_assert_msg(last_maxrss_kb < (400L << 10), "peak RSS %ld MB", last_maxrss_kb >> 10);
-    ck_assert_msg(last_seconds < 20, "took %.1f s", last_seconds);
 }
 END_TEST
 
