@@ -15,6 +15,7 @@
 #include "mmaprobe/core.h"
 #include "mmaprobe/sysio.h"
 #include "bench_internal.h"
+#include "runner_internal.h"
 
 typedef struct record {
     uint64_t index;
@@ -24,19 +25,6 @@ typedef struct record {
 static int pending(const mmp_bench_row *r)
 {
     return r->out.state == MMP_BENCH_SKIPPED && !r->out.why[0] && !strcmp(r->verdict, "PASS");
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
 }
 
 static void child_main(int fd, int parent, const mmp_bench_run *b, size_t from, const mmp_bench_options *o)
@@ -50,7 +38,7 @@ static void child_main(int fd, int parent, const mmp_bench_run *b, size_t from, 
         memset(&rec, 0, sizeof rec);
         rec.index = i;
         mmp_bench_time_row(&rec.out, &b->rows[i], o);
-        if (write_all(fd, &rec, sizeof rec)) _exit(4);
+        if (mmp_runner_write_all(fd, &rec, sizeof rec)) _exit(4);
         if (rec.out.state == MMP_BENCH_ERROR) _exit(3);   /* the context may be unusable: a fresh child goes on */
     }
     _exit(0);

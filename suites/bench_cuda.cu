@@ -37,16 +37,6 @@ mmp_status free_sets(dev_sets *s)
     return MMP_STATUS_OK;
 }
 
-void set_case(mmp_case *c, const mmp_bench_row *r, const mmp_bench_options *o, int s)
-{
-    mmp_case_init(c, r->kernel, r->m, r->n, r->k, o->dist, o->seed + (uint64_t)s);
-    c->la = r->la;
-    c->lb = r->lb;
-    c->lc = c->ld = r->ld;
-    c->lda = c->ldb = c->ldc = c->ldd = 0;
-    mmp_case_finish(c);
-}
-
 /* Operand mat of case c into dst (device memory of the operand's span), on stream. */
 mmp_status fill(void *dst, const mmp_case *c, int mat, cudaStream_t stream)
 {
@@ -71,7 +61,7 @@ mmp_status make_sets(dev_sets *s, int *skip, char *why, size_t why_size, const m
                      const mmp_bench_options *o, cudaStream_t stream)
 {
     const mmp_kernel_desc *k = r->kernel;
-    set_case(&s->c, r, o, 0);
+    mmp_bench_set_case(&s->c, r, o, 0);
     s->ab = mmp_format_bytes((mmp_format)k->a_format, mmp_gemm_span(s->c.la, s->c.lda, r->m, r->k));
     s->bb = mmp_format_bytes((mmp_format)k->b_format, mmp_gemm_span(s->c.lb, s->c.ldb, r->k, r->n));
     s->db = mmp_format_bytes((mmp_format)k->d_format, mmp_gemm_span(s->c.ld, s->c.ldd, r->m, r->n));
@@ -94,7 +84,7 @@ mmp_status make_sets(dev_sets *s, int *skip, char *why, size_t why_size, const m
     MMP_CUDA_CHECK(cudaMalloc(&s->d, s->db));
     for (int i = 0; i < s->sets; i++) {
         mmp_case ci;
-        set_case(&ci, r, o, i);
+        mmp_bench_set_case(&ci, r, o, i);
         MMP_TRY(fill(s->a + (size_t)i * s->ab, &ci, 0, stream));
         MMP_TRY(fill(s->b + (size_t)i * s->bb, &ci, 1, stream));
     }

@@ -30,6 +30,8 @@ mmp_status mmp_bench_time_device(mmp_bench_timing *kernel, mmp_bench_timing *bas
 void mmp_bench_stats(double *median, double *min, double *max, double *t, int n);
 /* Operand sets so that sets x set_bytes exceeds rotate_bytes: at least 2, at most 64. */
 int mmp_bench_sets(int64_t set_bytes, int64_t rotate_bytes);
+/* The case whose data fills operand set s of row r (the kernel's formats, the row's layouts). */
+void mmp_bench_set_case(mmp_case *c, const mmp_bench_row *r, const mmp_bench_options *o, int s);
 
 #ifdef __cplusplus
 }

@@ -36,8 +36,7 @@ int mmp_bench_sets(int64_t set_bytes, int64_t rotate_bytes)
     return s < 2 ? 2 : s > 64 ? 64 : (int)s;
 }
 
-/* The case whose data fills operand set s of row r (the kernel's formats, the row's layouts). */
-static void set_case(mmp_case *c, const mmp_bench_row *r, const mmp_bench_options *o, int s)
+void mmp_bench_set_case(mmp_case *c, const mmp_bench_row *r, const mmp_bench_options *o, int s)
 {
     mmp_case_init(c, r->kernel, r->m, r->n, r->k, o->dist, o->seed + (uint64_t)s);
     c->la = r->la;
@@ -126,7 +125,7 @@ static void host_loop(mmp_bench_timing *t, const mmp_kernel_desc *k, const mmp_b
 static void time_host(mmp_bench_outcome *out, const mmp_bench_row *r, const mmp_bench_options *o)
 {
     mmp_case c;
-    set_case(&c, r, o, 0);
+    mmp_bench_set_case(&c, r, o, 0);
     const mmp_kernel_desc *k = r->kernel;
     size_t ab = mmp_format_bytes((mmp_format)k->a_format, mmp_gemm_span(c.la, c.lda, r->m, r->k));
     size_t bb = mmp_format_bytes((mmp_format)k->b_format, mmp_gemm_span(c.lb, c.ldb, r->k, r->n));
@@ -141,7 +140,7 @@ static void time_host(mmp_bench_outcome *out, const mmp_bench_row *r, const mmp_
     }
     for (int s = 0; s < sets; s++) {
         mmp_case cs;
-        set_case(&cs, r, o, s);
+        mmp_bench_set_case(&cs, r, o, s);
         if (mmp_case_fill(a + (size_t)s * ab, &cs, 0) != MMP_STATUS_OK || mmp_case_fill(b + (size_t)s * bb, &cs, 1) != MMP_STATUS_OK) {
             out->state = MMP_BENCH_ERROR;
             snprintf(out->why, sizeof out->why, "filling the operands: %s", mmp_error_last());

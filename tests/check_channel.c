@@ -44,59 +44,23 @@ static void hostile(char *buf, size_t size, const char *variant)
 /* Start mmaprobe with argv (NULL-terminated, argv[0] ignored): stdin /dev/null, stdout/stderr
  * to files, the descriptor limit 1024 (a kernel looping over 0..1023 then reaches every
  * descriptor the program may have) unless child_nofile says otherwise. */
-static pid_t start(char *const *argv)
+static void channel_child(void)
 {
-    char o[128], e[128];
-    path_in(o, sizeof o, "stdout");
-    path_in(e, sizeof e, "stderr");
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int fi = open("/dev/null", O_RDONLY);
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fi, 0);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        for (int fd = 3; fd < 1024; fd++) close(fd);
-        setenv("CI", "1", 1);   /* plain progress lines */
-        struct rlimit rl;
-        getrlimit(RLIMIT_NOFILE, &rl);
-        rl.rlim_cur = child_nofile ? child_nofile : 1024;
-        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max) rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-        execv(drive_binary(), argv);
-        _exit(127);
-    }
-    return pid;
+    int fi = open("/dev/null", O_RDONLY);
+    dup2(fi, 0);
+    for (int fd = 3; fd < 1024; fd++) close(fd);
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = child_nofile ? child_nofile : 1024;
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max) rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
 }
+
+static pid_t start(char *const *argv) { return drive_start(argv, channel_child); }
 
 /* Wait for the program at most `limit` seconds (then kill it: the test fails); its exit code.
  * *took: seconds it ran. */
-static int finish_within(pid_t pid, double limit, double *took)
-{
-    double t0 = now_s();
-    int st = 0, done = 0;
-    while (!done) {
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) { done = 1; break; }
-        if (now_s() - t0 > limit) break;
-        usleep(20000);
-    }
-    if (took) *took = now_s() - t0;
-    if (!done) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &st, 0);
-    }
-    char o[128], e[128];
-    path_in(o, sizeof o, "stdout");
-    path_in(e, sizeof e, "stderr");
-    slurp(out_text, sizeof out_text, o);
-    slurp(err_text, sizeof err_text, e);
-    ck_assert_msg(done, "mmaprobe still running after %g s (killed): %s", limit, err_text);
-    ck_assert_msg(WIFEXITED(st), "mmaprobe died of signal %d: %s", WIFSIGNALED(st) ? WTERMSIG(st) : 0, err_text);
-    return WEXITSTATUS(st);
-}
+static int finish_within(pid_t pid, double limit, double *took) { return drive_finish(pid, limit, took, NULL); }
 
 /* validate --plugin hostile_<variant>.so --suite @/s.suite --timeout T -o @/r.json [--mutants] */
 static int validate(const char *variant, const char *suite, const char *timeout, int mutants, double limit,

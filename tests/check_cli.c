@@ -36,42 +36,18 @@ static void teardown(void) { drive_tmpdir_remove(); }
 
 static rlim_t child_as_limit;   /* RLIMIT_AS for the program (0 = unchanged) */
 
-/* Start mmaprobe with argv (NULL-terminated, argv[0] ignored), stdout/stderr to files. */
-static pid_t start(char *const *argv)
+static void cli_child(void)
 {
-    char o[128], e[128];
-    snprintf(o, sizeof o, "%s/stdout", tmpdir);
-    snprintf(e, sizeof e, "%s/stderr", tmpdir);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        setenv("CI", "1", 1);   /* plain progress lines */
-        if (child_as_limit) {
-            struct rlimit rl = {child_as_limit, child_as_limit};
-            setrlimit(RLIMIT_AS, &rl);
-        }
-        execv(MMP_BINARY, argv);
-        _exit(127);
+    if (child_as_limit) {
+        struct rlimit rl = {child_as_limit, child_as_limit};
+        setrlimit(RLIMIT_AS, &rl);
     }
-    return pid;
 }
 
-static int finish(pid_t pid)
-{
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    char o[128], e[128];
-    snprintf(o, sizeof o, "%s/stdout", tmpdir);
-    snprintf(e, sizeof e, "%s/stderr", tmpdir);
-    slurp(out_text, sizeof out_text, o);
-    slurp(err_text, sizeof err_text, e);
-    ck_assert_msg(WIFEXITED(st), "mmaprobe died of signal %d: %s", WIFSIGNALED(st) ? WTERMSIG(st) : 0, err_text);
-    return WEXITSTATUS(st);
-}
+/* Start mmaprobe with argv (NULL-terminated, argv[0] ignored), stdout/stderr to files. */
+static pid_t start(char *const *argv) { return drive_start(argv, cli_child); }
+
+static int finish(pid_t pid) { return drive_finish(pid, 600, NULL, NULL); }
 
 /* Run "mmaprobe args..." (a space-separated string; "@" is replaced by the temp dir). */
 static int run(const char *args) { return finish(start(drive_split(args))); }

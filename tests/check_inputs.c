@@ -37,40 +37,10 @@ static void teardown(void) { drive_tmpdir_remove(); }
  * after limit_s seconds (a hang fails the test instead of stalling it). Returns the exit code. */
 static int run_argv(char *const *argv, double limit_s)
 {
-    char o[128], e[128];
-    snprintf(o, sizeof o, "%s/stdout", tmpdir);
-    snprintf(e, sizeof e, "%s/stderr", tmpdir);
-    fflush(NULL);
-    double t0 = now_s();
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        setenv("CI", "1", 1);
-        execv(MMP_BINARY, argv);
-        _exit(127);
-    }
-    int st = 0, killed = 0;
-    struct rusage ru;
-    for (;;) {
-        pid_t r = wait4(pid, &st, WNOHANG, &ru);
-        if (r == pid) break;
-        if (now_s() - t0 > limit_s && !killed) { kill(pid, SIGKILL); killed = 1; }
-        usleep(2000);
-    }
-    last_seconds = now_s() - t0;
-    last_maxrss_kb = ru.ru_maxrss;
-    slurp(out_text, sizeof out_text, o);
-    slurp(err_text, sizeof err_text, e);
-    ck_assert_msg(!killed, "%s %s: still running after %.0f s (killed): %s", argv[1], argv[2] ? argv[2] : "", limit_s, err_text);
-    ck_assert_msg(WIFEXITED(st), "mmaprobe died of signal %d: %s", WIFSIGNALED(st) ? WTERMSIG(st) : 0, err_text);
-    return WEXITSTATUS(st);
+    return drive_finish(drive_start(argv, NULL), limit_s, &last_seconds, &last_maxrss_kb);
 }
 
-/* Run "mmaprobe args..." (space-separated; "@" is replaced by the temp dir). */
-/* Hangs and runaway work fail through the kill limit, never through a wall-time assertion (the
+/* Run "mmaprobe args..." (space-separated; "@" is replaced by the temp dir). Hangs and runaway work fail through the kill limit, never through a wall-time assertion (the
  * CI machine may be loaded): a FIFO that blocks would hang until killed. */
 static double run_limit_s = 60;
 static int run(const char *args) { return run_argv(drive_split(args), run_limit_s); }

@@ -18,6 +18,9 @@ import re
 import struct
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mmp_check_run import cases_in  # noqa: E402 (the run document's cases, wherever they nest)
+
 CODES = {'<f2': 'e', '<f4': 'f', '<f8': 'd', '<u2': 'H', '|u1': 'B', '|i1': 'b', '<i4': 'i'}
 
 
@@ -32,18 +35,6 @@ def load(path):
     r, c = h['shape']
     v = struct.unpack('<%d%s' % (r * c, CODES[h['descr']]), b[10 + hl:])
     return h, (lambda i, j: v[j * r + i] if h['fortran_order'] else v[i * c + j])
-
-
-def cases_in(node, out):
-    if isinstance(node, dict):
-        if 'id' in node and 'verdict' in node:
-            out.append(node)
-        for v in node.values():
-            cases_in(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            cases_in(v, out)
-    return out
 
 
 def main():

@@ -34,30 +34,7 @@ static inline void bench_find_binary(void)
 }
 
 /* Run "mmaprobe args..." ("@": the temp dir); stdout and stderr into out_text and err_text. */
-static inline int run(const char *args)
-{
-    char o[128], e[128];
-    path_in(o, sizeof o, "stdout");
-    path_in(e, sizeof e, "stderr");
-    char **argv = drive_split(args);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        setenv("CI", "1", 1);
-        execv(drive_binary(), argv);
-        _exit(127);
-    }
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    slurp(out_text, sizeof out_text, o);
-    slurp(err_text, sizeof err_text, e);
-    ck_assert_msg(WIFEXITED(st), "mmaprobe died of signal %d: %s", WIFSIGNALED(st) ? WTERMSIG(st) : 0, err_text);
-    return WEXITSTATUS(st);
-}
+static inline int run(const char *args) { return drive_finish(drive_start(drive_split(args), NULL), 600, NULL, NULL); }
 
 static mmp_json *doc;
 static char doc_text[1 << 20];

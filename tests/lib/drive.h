@@ -1,21 +1,27 @@
 /* tests/lib/drive.h — the pieces every test that drives the built program (check_cli,
  * check_inputs, check_outputs, check_channel) shares: a temporary directory per test, its
- * files, an argument string split into argv, the captured stdout/stderr and its last line.
- * How each test starts the program (limits, descriptors, signals) stays in that test.
+ * files, an argument string split into argv, starting the program with its stdout/stderr in
+ * files and waiting for it under a kill limit, the captured output and its last line. What a
+ * test changes in the child (limits, descriptors, signals) is its in_child hook.
  *
  * Usage:
  *   static void setup(void) { drive_tmpdir_make("check_x"); }
  *   static void teardown(void) { drive_tmpdir_remove(); }
  *   char *const *argv = drive_split("validate --suite @/s.suite");   // "@": the temp dir
- *   ... run it with stdout/stderr to files, then slurp(out_text, sizeof out_text, path) ...
+ *   int rc = drive_finish(drive_start(argv, NULL), 60, NULL, NULL);   // out_text, err_text
  */
 #ifndef MMAPROBE_TESTS_DRIVE_H
 #define MMAPROBE_TESTS_DRIVE_H
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tests/check_main.h"
 
@@ -105,6 +111,59 @@ static inline char **drive_split(const char *args)
     }
     argv[argc] = NULL;
     return argv;
+}
+
+/* Start the program (drive_binary()) with argv (NULL-terminated, argv[0] ignored): stdout and
+ * stderr to @/stdout and @/stderr, CI=1 (plain progress lines); in_child (may be NULL) runs in
+ * the child just before exec (limits, descriptors, signals). */
+static inline pid_t drive_start(char *const *argv, void (*in_child)(void))
+{
+    char o[128], e[128];
+    path_in(o, sizeof o, "stdout");
+    path_in(e, sizeof e, "stderr");
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        setenv("CI", "1", 1);
+        if (in_child) in_child();
+        execv(drive_binary(), argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Wait for pid at most limit_s seconds, then kill it (the test fails: a hang); stdout and
+ * stderr into out_text and err_text; the exit code (the test fails on a signal). *took: the
+ * seconds it ran, *maxrss_kb: its peak resident memory (either may be NULL). */
+static inline int drive_finish(pid_t pid, double limit_s, double *took, long *maxrss_kb)
+{
+    double t0 = now_s();
+    int st = 0, done = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (!done) {
+        if (wait4(pid, &st, WNOHANG, &ru) == pid) done = 1;
+        else if (now_s() - t0 > limit_s) break;
+        else usleep(2000);
+    }
+    if (took) *took = now_s() - t0;
+    if (!done) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    if (maxrss_kb) *maxrss_kb = ru.ru_maxrss;
+    char o[128], e[128];
+    path_in(o, sizeof o, "stdout");
+    path_in(e, sizeof e, "stderr");
+    slurp(out_text, sizeof out_text, o);
+    slurp(err_text, sizeof err_text, e);
+    ck_assert_msg(done, "mmaprobe still running after %g s (killed): %s", limit_s, err_text);
+    ck_assert_msg(WIFEXITED(st), "mmaprobe died of signal %d: %s", WIFSIGNALED(st) ? WTERMSIG(st) : 0, err_text);
+    return WEXITSTATUS(st);
 }
 
 /* The last non-empty line of stderr (the one-line error). */
