@@ -74,6 +74,8 @@ int ref_dot_wanted(const mmp_gemm *g);
 /* Ozaki parameters (ref_plan.c): bits per slice and the most slices of A and B
  * (precisions pa, pb) worth computing. forced > 0 fixes the slices. */
 void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced);
+/* The same for a route of version 2 (imma: int8 slices of REF_IMMA_BETA bits, ref_plan.h). */
+void ref_slicing_route(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced, int imma);
 
 /* ---- MPFR (ref_mpfr.c) ---- */
 /* Exact X for element (i, j), rounded: d64, dout; if i64 != NULL and X is an integer that fits
