@@ -12,6 +12,7 @@
  * Calls between the files flow one way, top to bottom (a file calls only files below it):
  *   ref_gemm.c                      entry points: checks, picks a path
  *   ref_cuda.cu, ref_cuda2.cu       device paths (ref_nocuda.c: their stubs without CUDA)
+ *   ref_cuda2_imma.cu               version 2's int8 route (slices on integer tensor cores)
  *   ref_v2_host.c                   the host twin of device path version 2
  *   ref_certified.c                 the certified (Ozaki split) host path
  *   ref_cert_finish.c, ref_integer.c   decisions of the certified path; exact integer GEMMs
