@@ -6,7 +6,7 @@
  *                              [--threads T] [--mpfr-full-max N] [--mpfr-rows R]
  *                              [--gpu] [--sample S] [--naive-size N] [--seed S]
  *                              [--operands-on-device] [--device-version V] [--compare-cpu]
- *                              [--routes 1,2]
+ *                              [--routes 1,2] [--repeat R]
  *                              [--dist uniform|wide|special|cancel|onehot|normal|exact]
  *   For each size n (an n x n x n GEMM of uniform random values in [-1, 1], or with --dist the
  *   values a suite case of a kernel with these formats gets: mmp_case_fill):
@@ -33,6 +33,8 @@
  *   8. --routes R[,R...] (with --gpu, version 2): the reference once per route on the same
  *      operands, in this process (mmp_ref_options.imma: 0 = the plan's choice, 1 = int8 slices
  *      on integer tensor cores, 2 = DGEMMs); each result line names the route that ran.
+ *   9. --repeat R: the reference R times per route on the same operands, the last one reported
+ *      (the earlier ones' times printed: the first call of a size loads its cuBLAS kernels).
  * Exit status: 0, 1 when any disagreement was found, 2 usage, 3 environment.
  */
 #include <inttypes.h>
@@ -125,7 +127,7 @@ int main(int argc, char **argv)
     int nsizes = 3, threads = 0, gpu = 0, compare_cpu = 0, col = 0, device_version = 0, on_device = 0;
     double alpha = 1.0, beta = 0.0;
     int64_t full_max = 256, mpfr_rows = 16, sample = 0, naive_size = 0, routes[3] = {0};
-    int nroutes = 1;
+    int nroutes = 1, repeat = 1;
     mmp_format fa = MMP_FORMAT_FP32, fb = MMP_FORMAT_FP32, fd = MMP_FORMAT_FP32;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -139,6 +141,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
         else if (!strcmp(argv[i], "--device-version")) device_version = atoi(v);
         else if (!strcmp(argv[i], "--routes")) nroutes = (int)parse_list(routes, 3, v);
+        else if (!strcmp(argv[i], "--repeat")) repeat = atoi(v) > 0 ? atoi(v) : 1;
         else if (!strcmp(argv[i], "--mpfr-full-max")) full_max = atoll(v);
         else if (!strcmp(argv[i], "--mpfr-rows")) mpfr_rows = atoll(v);
         else if (!strcmp(argv[i], "--sample")) sample = atoll(v);
@@ -219,7 +222,15 @@ int main(int argc, char **argv)
             }
             mmp_ref_result r;
             mmp_ref_result_init(&r);
-            mmp_status st = mmp_ref_gemm(&r, a, b, c, &g, &o);
+            mmp_status st = MMP_STATUS_OK;
+            for (int rep = 0; rep < repeat && st == MMP_STATUS_OK; rep++) {   /* --repeat: the last run counts */
+                mmp_ref_result_clear(&r);
+                mmp_ref_result_init(&r);
+                st = mmp_ref_gemm(&r, a, b, c, &g, &o);
+                if (st == MMP_STATUS_OK && rep < repeat - 1)
+                    printf("run %d of %d (not the one reported): total %.4f s, resident %.4f s, slice GEMMs %.4f s\n",
+                           rep + 1, repeat, r.time.total_s, r.split.resident_s, r.time.gemm_s - r.split.absbound_s);
+            }
             ref_cuda2_free(da); ref_cuda2_free(db); ref_cuda2_free(dc);
             if (st != MMP_STATUS_OK) {
                 printf("certified %s: FAILED: %s\n", gpu ? "gpu" : "cpu", mmp_error_last());

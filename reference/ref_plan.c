@@ -17,18 +17,16 @@ void ref_slicing_route(int *beta, int *slices_a, int *slices_b, int64_t k, int p
     int b = imma ? REF_IMMA_BETA : (53 - ceil_log2(k)) / 2;
     if (b < 1) b = 1;
     int sa = forced > 0 ? forced : (pa + 22 + b - 1) / b, sb = forced > 0 ? forced : (pb + 22 + b - 1) / b;
+    int cap = imma ? REF_SMAX : REF_SMAX_DGEMM;
     *beta = b;
-    *slices_a = sa < 1 ? 1 : (sa > REF_SMAX ? REF_SMAX : sa);
-    *slices_b = sb < 1 ? 1 : (sb > REF_SMAX ? REF_SMAX : sb);
+    *slices_a = sa < 1 ? 1 : (sa > cap ? cap : sa);
+    *slices_b = sb < 1 ? 1 : (sb > cap ? cap : sb);
 }
 
 void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced)
 {
     ref_slicing_route(beta, slices_a, slices_b, k, pa, pb, forced, 0);
 }
-
-/* int8 slices a format of p bits wants (ref_slicing_route before its cap) */
-static int imma_slices(int p) { return (p + 22 + REF_IMMA_BETA - 1) / REF_IMMA_BETA; }
 
 int ref_plan_route(const mmp_gemm *g, const mmp_ref_options *o)
 {
@@ -39,7 +37,7 @@ int ref_plan_route(const mmp_gemm *g, const mmp_ref_options *o)
         if (e && *e) want = *e == '0' ? 2 : 1;
     }
     int64_t row = (int64_t)REF_SMAX * ((g->k + 15) / 16 * 16);   /* the int8 planes' leading dimension */
-    if (want == 2 || imma_slices(pa) > REF_SMAX || imma_slices(pb) > REF_SMAX || row > INT32_MAX) return 0;
+    if (want == 2 || pa > REF_IMMA_MAX_BITS || pb > REF_IMMA_MAX_BITS || row > INT32_MAX) return 0;
     if (want == 1) return 1;
     /* the cost model before the statistics: each route's square of slices, in DGEMMs */
     int beta, sa, sb, ia, ib;
@@ -149,12 +147,12 @@ static int cand_pairs(const cand *c)
 
 /* Bound mode: the square against the triangles, on the samples. */
 static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats *vb, const ref_sample *smp, int ns,
-                          double w_dot, double w_pair, int64_t k)
+                          double w_dot, double w_pair, int tri_max, int64_t k)
 {
     cand c[REF_TRI_MAX];
     int nc = 0;
     c[nc++] = (cand){p->sa, p->sb, p->sa + p->sb};
-    for (int L = 3; L <= REF_TRI_MAX; L++) c[nc++] = (cand){L - 1, L - 1, L};
+    for (int L = 3; L <= tri_max; L++) c[nc++] = (cand){L - 1, L - 1, L};
     int ok[REF_TRI_MAX] = {0}, valid = 0;
     double up = up_factor(k);
     for (int t = 0; t < ns; t++) {
@@ -209,14 +207,16 @@ void ref_plan_make_route(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_option
     if (imma && o->slices <= 0) imma_fewest(p, va, vb, m, n, k);
     p->levels = p->sa + p->sb;
     if (o->levels > 0) {   /* forced (tests): a triangle in bound mode */
-        if (o->slices <= 0) p->sa = p->sb = o->levels - 1 < REF_SMAX ? o->levels - 1 : REF_SMAX;
+        int cap = imma ? REF_SMAX : REF_SMAX_DGEMM;
+        if (o->slices <= 0) p->sa = p->sb = o->levels - 1 < cap ? o->levels - 1 : cap;
         p->levels = o->levels < p->sa + p->sb ? o->levels : p->sa + p->sb;
         if (p->levels < 2) p->levels = 2;
         p->drop_a = p->drop_b = 0;
         if (ref_plan_triangle(p)) p->sparse = 0;
     } else if (!p->sparse && o->slices <= 0 && smp && ns > 0) {
         if (ref_format_bits(g->a) > 26 || ref_format_bits(g->b) > 26) w_dot *= REF_W_DOT_TWOPROD;
-        choose_levels(p, va, vb, smp, ns, w_dot, imma ? REF_IMMA_W_PAIR : 1.0, k);
+        choose_levels(p, va, vb, smp, ns, w_dot, imma ? REF_IMMA_W_PAIR : 1.0, imma ? REF_TRI_MAX : REF_TRI_MAX_DGEMM,
+                      k);
     }
     p->nnz_a = p->nnz_b = 0;   /* the remainders after the slices used */
     for (int64_t i = 0; i < m; i++) p->nnz_a += va[i].cnt[p->sa];

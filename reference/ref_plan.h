@@ -39,7 +39,7 @@
  *          K' = (s1 - s0 + 1) kp (ref_imma_job). Each int32 sum of K' products of |q| <= 127 is
  *          exact when K' 127^2 <= 2^31 - 1 (K' <= REF_IMMA_KMAX); longer K is cut into chunks of
  *          one pair each. A level's int32 planes add exactly in int64: the level's sum is at
- *          most (pairs <= REF_SMAX) K 127^2 < 2^48 (K < 2^31), a double, and times
+ *          most (pairs <= REF_SMAX) K 127^2 < 2^49 (K < 2^31), a double, and times
  *          2^(E_i + F_j - 7 L) it is the exact term (steps 4, 6 of ref_certified.c, as the DGEMM
  *          route's P_st).
  *          More slices are needed at 7 bits; the plan, the bound and everything after the
@@ -52,8 +52,13 @@
 
 #include "ref_internal.h"
 
-#define REF_SMAX 8        /* slices per operand at most */
-#define REF_TRI_MAX 9     /* triangles of 3 .. REF_TRI_MAX levels are weighed (S = L - 1 <= REF_SMAX) */
+#define REF_SMAX 12       /* slices per operand at most (the int8 route's triangles) */
+/* triangles of 3 .. L levels are weighed (S = L - 1 <= REF_SMAX): up to REF_TRI_MAX on the
+ * int8 route (7-bit slices: 12 of them reach as far as 4 binary64 slices of 20 bits, which wide
+ * data need), up to REF_TRI_MAX_DGEMM on the DGEMM route and the CPU path */
+#define REF_TRI_MAX 13
+#define REF_TRI_MAX_DGEMM 9
+#define REF_SMAX_DGEMM 8  /* binary64 slices per operand at most */
 #define REF_NSAMPLE 2048  /* sampled elements for the choice */
 /* The dot stage's cost for every element in DGEMMs (w_dot): on the device (ref_cuda2.cu, and
  * its host model), and on host threads (ref_certified.c). */
@@ -67,13 +72,17 @@
 #define REF_IMMA_KMAX 133136   /* the largest multiple of 16 with K' 127^2 <= 2^31 - 1 */
 /* One int8 pair GEMM and its read in the accumulation, in DGEMMs of the same size: the H200's
  * int8 tensor-core peak is about 30 times its binary64 one; cuBLAS reaches a smaller share of
- * it than of the binary64 peak, and each pair's int32 plane is read once more. 1/16 keeps the
- * int8 route for the narrow formats (bf16: 5 x 5 int8 slices against 2 x 2 binary64 ones) and
- * leaves binary64 data to the DGEMM route, where int8 would need more than REF_SMAX slices. */
+ * it than of the binary64 peak, and each pair's int32 plane is read once more. */
 #define REF_IMMA_W_PAIR (1.0 / 16.0)
-/* One exact remainder term of the sparse mode (a gather of the other operand, a TwoProd, two
- * TwoSums at the non-tensor binary64 rate) in DGEMM multiply-adds. */
-#define REF_SPARSE_W 4.0
+/* One exact remainder term of the sparse mode in DGEMM multiply-adds: each element of D reads
+ * the other operand at its row's (column's) remainder positions, scattered, one native load, a
+ * TwoProd and two TwoSums at the non-tensor binary64 rate; the finish kernel on the device
+ * spends a few hundred DGEMM multiply-adds' time on each. */
+#define REF_SPARSE_W 256.0
+/* The int8 route takes formats whose products are doubles (at most 26 significand bits, as
+ * ref_dot_flags' exact products): binary64 and int32 data would need more than 8 int8 slices
+ * just for their significands, where the DGEMM route needs 3. */
+#define REF_IMMA_MAX_BITS 26
 #define REF_IMMA_BATCH 8        /* int32 planes accumulated per pass */
 
 /* Per vector (a row of A, a column of B): what the plan and the bound read. */
@@ -109,18 +118,17 @@ REF_HD void ref_vstats_scale(ref_vstats *s)
 }
 
 /* Pass 2, per entry: slices 1 .. REF_SMAX with the same exact steps as ref_split. e and beta
- * as the vector's; only the slice fields are touched (merge them separately). */
+ * as the vector's; only the slice fields are touched (merge them separately). Once the
+ * remainder is 0 the later slices add nothing (a zero count, a zero maximum): it stops. */
 REF_HD void ref_vstats_pass2(ref_vstats *s, double v, int e, int beta)
 {
     double r = isfinite(v) ? v : 0.0;
-    for (int q = 1; q <= REF_SMAX; q++) {
-        if (r != 0.0) {
-            double qs = trunc(ref_scale(r, beta * q - e));
-            if (qs != 0.0) {
-                double piece = ref_scale(qs, e - beta * q);
-                s->ssum[q] += fabs(piece);
-                r -= piece;
-            }
+    for (int q = 1; q <= REF_SMAX && r != 0.0; q++) {
+        double qs = trunc(ref_scale(r, beta * q - e));
+        if (qs != 0.0) {
+            double piece = ref_scale(qs, e - beta * q);
+            s->ssum[q] += fabs(piece);
+            r -= piece;
         }
         s->cnt[q] += r != 0.0;
         s->rmax[q] = fmax(s->rmax[q], fabs(r));
@@ -225,7 +233,7 @@ void ref_plan_vectors(double *rmax_s, double *sum_up, double *ss, double *rl, co
 /* Whether the plan keeps only some pairs (the bound then needs a_ss and b_rl). */
 int ref_plan_triangle(const ref_v2_plan *p);
 /* The route of version 2 for g: 1 = int8 (o->imma, MMP_REF_IMMA, else the cost model), 0 =
- * DGEMM. The int8 route needs formats of at most 34 significand bits (their slices fit REF_SMAX). */
+ * DGEMM. The int8 route needs formats of at most REF_IMMA_MAX_BITS significand bits. */
 int ref_plan_route(const mmp_gemm *g, const mmp_ref_options *o);
 /* ref_plan_make for a route (imma: the int8 slicing, its pair weight and the fewest slices whose
  * exact remainders cost least). ref_plan_make is the DGEMM route. MMP_REF_IMMA_KMAX (tests)

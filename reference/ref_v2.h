@@ -69,7 +69,7 @@ typedef struct ref_imma_batch {
 } ref_imma_batch;
 
 /* Steps 4 and 6 for element x on the int8 route: each level's planes added in int64 (exact:
- * below 2^48, ref_plan.h), then state += sum 2^(E_i + F_j - beta L), exact. */
+ * below 2^49, ref_plan.h), then state += sum 2^(E_i + F_j - beta L), exact. */
 REF_HD void ref_v2_accumulate_imma_one(double *h, double *l, double *err, const ref_imma_batch *b, const int *ea,
                                        const int *fb, int64_t n, int64_t x)
 {

@@ -8,7 +8,8 @@
  *     cancelling, special-value, onehot and far-entry data, k not a multiple of 16, alpha and
  *     beta C, with the K' limit forced small (chunks inside a pair, several pairs per GEMM) and
  *     at its real value with K past it (127^2 K overflows int32 without the chunks);
- *   - the route: the cost model's choice, MMP_REF_IMMA and mmp_ref_options.imma.
+ *   - the route: the cost model's choice, MMP_REF_IMMA and mmp_ref_options.imma; the plan on
+ *     uniform data (a few slices, exact) and on wide data (a deep triangle, bounded).
  *
  *   build/tests/check_ref_imma            (ctest -L cpu; MMP_SEED=n to reproduce)
  */
@@ -273,6 +274,34 @@ START_TEST(route_choice)
 }
 END_TEST
 
+/* Wide data on the int8 route: a deep triangle (more slices than the DGEMM route's most), and
+ * most elements decided by its bound, not left to the dot stage (at most 1 in 4: a shallow
+ * triangle of few pairs leaves nearly all of them). */
+START_TEST(wide_data_take_a_deep_triangle)
+{
+    static const mmp_format fmt[] = {MMP_FORMAT_BF16, MMP_FORMAT_FP32};
+    rs = mmp_check_seed * 1442695040888963407ull + 77 + (uint64_t)_i;
+    prob p;
+    prob_make(&p, fmt[_i], fmt[_i], MMP_FORMAT_FP32, MMP_FORMAT_FP32, 96, 80, 512, 0, 0, 1.0, 0.0, GEN_WIDE);
+    mmp_ref_options o;
+    mmp_ref_options_init(&o);
+    o.imma = 1;
+    mmp_ref_result r, rm;
+    mmp_ref_result_init(&r); mmp_ref_result_init(&rm);
+    ck_assert(ref_v2_host_run(&r, p.a, p.b, NULL, &p.g, &o, 2) == MMP_STATUS_OK);
+    int64_t open = r.split.n_dot + r.n_exact + r.n_mpfr;
+    ck_assert_msg(r.imma && !r.split.sparse && r.slice_levels < r.slices_a + r.slices_b && r.slices_a > REF_SMAX_DGEMM &&
+                      open <= 96 * 80 / 4,
+                  "%s: route %d, %dx%d slices, %d levels, sparse %d, %lld past the bound", mmp_format_name(fmt[_i]),
+                  r.imma, r.slices_a, r.slices_b, r.slice_levels, r.split.sparse, (long long)open);
+    o.path = MMP_REF_PATH_MPFR;
+    ck_assert(mmp_ref_gemm(&rm, p.a, p.b, NULL, &p.g, &o) == MMP_STATUS_OK);
+    for (int64_t x = 0; x < 96 * 80; x++) ck_assert(same_bits(r.d64[x], rm.d64[x]) && same_bits(r.dout[x], rm.dout[x]));
+    mmp_ref_result_clear(&r); mmp_ref_result_clear(&rm);
+    prob_free(&p);
+}
+END_TEST
+
 static Suite *ref_imma_suite(void)
 {
     Suite *s = suite_create("ref_imma");
@@ -284,6 +313,7 @@ static Suite *ref_imma_suite(void)
     tcase_add_loop_test(t, model_chunked, 0, 3);
     tcase_add_test(t, model_long_k);
     tcase_add_test(t, route_choice);
+    tcase_add_loop_test(t, wide_data_take_a_deep_triangle, 0, 2);
     suite_add_tcase(s, t);
     return s;
 }

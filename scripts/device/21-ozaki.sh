@@ -43,7 +43,7 @@ for fmt in "bf16 bf16 fp32" "fp32 fp32 fp32"; do
     set -- $fmt
     for d in uniform wide special; do
         echo "### $1 x $2 -> $3, $d: int8 route, then DGEMM route" >> "$out/summary.txt"
-        run "$1-$d" 60 --gpu --operands-on-device --routes 1,2 --a "$1" --b "$2" --d "$3" --dist "$d" \
+        run "$1-$d" 60 --gpu --operands-on-device --routes 1,2 --repeat 2 --a "$1" --b "$2" --d "$3" --dist "$d" \
             --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
     done
 done
