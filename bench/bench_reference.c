@@ -6,6 +6,7 @@
  *                              [--threads T] [--mpfr-full-max N] [--mpfr-rows R]
  *                              [--gpu] [--sample S] [--naive-size N] [--seed S]
  *                              [--operands-on-device] [--device-version V] [--compare-cpu]
+ *                              [--routes 1,2] [--repeat R]
  *                              [--dist uniform|wide|special|cancel|onehot|normal|exact]
  *   For each size n (an n x n x n GEMM of uniform random values in [-1, 1], or with --dist the
  *   values a suite case of a kernel with these formats gets: mmp_case_fill):
@@ -29,6 +30,11 @@
  *      and handed to the reference (mmp_ref_options.dev_a/dev_b/dev_c), as a harness that has
  *      already uploaded them for the kernel under test would, and as the DGEMM it is compared
  *      with has its operands: the resident time then has no upload.
+ *   8. --routes R[,R...] (with --gpu, version 2): the reference once per route on the same
+ *      operands, in this process (mmp_ref_options.imma: 0 = the plan's choice, 1 = int8 slices
+ *      on integer tensor cores, 2 = DGEMMs); each result line names the route that ran.
+ *   9. --repeat R: the reference R times per route on the same operands, the last one reported
+ *      (the earlier ones' times printed: the first call of a size loads its cuBLAS kernels).
  * Exit status: 0, 1 when any disagreement was found, 2 usage, 3 environment.
  */
 #include <inttypes.h>
@@ -120,7 +126,8 @@ int main(int argc, char **argv)
     int64_t sizes[16] = {256, 1024, 2048};
     int nsizes = 3, threads = 0, gpu = 0, compare_cpu = 0, col = 0, device_version = 0, on_device = 0;
     double alpha = 1.0, beta = 0.0;
-    int64_t full_max = 256, mpfr_rows = 16, sample = 0, naive_size = 0;
+    int64_t full_max = 256, mpfr_rows = 16, sample = 0, naive_size = 0, routes[3] = {0};
+    int nroutes = 1, repeat = 1;
     mmp_format fa = MMP_FORMAT_FP32, fb = MMP_FORMAT_FP32, fd = MMP_FORMAT_FP32;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -133,6 +140,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--sizes")) nsizes = (int)parse_list(sizes, 16, v);
         else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
         else if (!strcmp(argv[i], "--device-version")) device_version = atoi(v);
+        else if (!strcmp(argv[i], "--routes")) nroutes = (int)parse_list(routes, 3, v);
+        else if (!strcmp(argv[i], "--repeat")) repeat = atoi(v) > 0 ? atoi(v) : 1;
         else if (!strcmp(argv[i], "--mpfr-full-max")) full_max = atoll(v);
         else if (!strcmp(argv[i], "--mpfr-rows")) mpfr_rows = atoll(v);
         else if (!strcmp(argv[i], "--sample")) sample = atoll(v);
@@ -168,17 +177,21 @@ int main(int argc, char **argv)
         mmp_gemm g;
         mmp_gemm_init(&g, fa, fb, fd, fd, 64, 64, 64);
         void *a = make(fa, 64, 64), *b = make(fb, 64, 64);
-        mmp_ref_options o;
-        mmp_ref_options_init(&o);
-        o.path = MMP_REF_PATH_CUDA;
-        o.device_version = device_version;
-        mmp_ref_result r;
-        mmp_ref_result_init(&r);
-        if (a && b && mmp_ref_gemm(&r, a, b, NULL, &g, &o) == MMP_STATUS_OK)
-            printf("# device warm-up (CUDA context, cuBLAS, modules): %.3f s at 64^3\n", r.time.total_s);
-        else
-            printf("# device warm-up FAILED: %s\n", mmp_error_last());
-        mmp_ref_result_clear(&r);
+        for (int ri = 0; ri < nroutes; ri++) {   /* each route's cuBLAS kernels loaded too */
+            mmp_ref_options o;
+            mmp_ref_options_init(&o);
+            o.path = MMP_REF_PATH_CUDA;
+            o.device_version = device_version;
+            o.imma = (int)routes[ri];
+            mmp_ref_result r;
+            mmp_ref_result_init(&r);
+            if (a && b && mmp_ref_gemm(&r, a, b, NULL, &g, &o) == MMP_STATUS_OK)
+                printf("# device warm-up (CUDA context, cuBLAS, modules): %.3f s at 64^3, %s route\n", r.time.total_s,
+                       r.imma ? "int8" : "DGEMM");
+            else
+                printf("# device warm-up FAILED: %s\n", mmp_error_last());
+            mmp_ref_result_clear(&r);
+        }
         free(a); free(b);
     }
     for (int s = 0; s < nsizes; s++) {
@@ -191,123 +204,135 @@ int main(int argc, char **argv)
         void *c = beta != 0.0 ? make_operand(2, fd, n, 0, seed) : NULL;
         if (!a || !b || (beta != 0.0 && !c)) { fprintf(stderr, "bench_reference: out of memory at %lld\n", (long long)n); return 3; }
         printf("\n## %lld x %lld x %lld\n", (long long)n, (long long)n, (long long)n);
-        mmp_ref_options o;
-        mmp_ref_options_init(&o);
-        o.threads = threads;
-        o.path = gpu ? MMP_REF_PATH_CUDA : MMP_REF_PATH_CERTIFIED;
-        o.device_version = device_version;
-        void *da = NULL, *db = NULL, *dc = NULL;   /* --operands-on-device: uploaded untimed, as a harness has them */
-        if (gpu && on_device) {
-            mmp_status su = ref_cuda2_upload(&da, a, g.a, g.la, g.lda, n, n, 0);
-            if (su == MMP_STATUS_OK) su = ref_cuda2_upload(&db, b, g.b, g.lb, g.ldb, n, n, 0);
-            if (su == MMP_STATUS_OK && c) su = ref_cuda2_upload(&dc, c, g.c, g.lc, g.ldc, n, n, 0);
-            if (su != MMP_STATUS_OK) { printf("operands on device: FAILED: %s\n", mmp_error_last()); return mmp_status_exit_code(su); }
-            o.dev_a = da; o.dev_b = db; o.dev_c = dc;
-            printf("operands on device: A, B%s uploaded before the timer (the DGEMM's are resident too)\n", c ? ", C" : "");
-        }
-        mmp_ref_result r;
-        mmp_ref_result_init(&r);
-        mmp_status st = mmp_ref_gemm(&r, a, b, c, &g, &o);
-        ref_cuda2_free(da); ref_cuda2_free(db); ref_cuda2_free(dc);
-        if (st != MMP_STATUS_OK) {
-            printf("certified %s: FAILED: %s\n", gpu ? "gpu" : "cpu", mmp_error_last());
-            free(a); free(b); free(c);
-            return mmp_status_exit_code(st);
-        }
-        printf("certified %s%s: %.3f s (convert %.3f, gemm %.3f, combine+decide %.3f, mpfr %.3f); "
-               "n_mpfr %lld of %lld; slices %dx%d of %d bits, %lld DGEMMs\n",
-               gpu ? "gpu" : "cpu", !gpu ? "" : r.split.version == 2 ? " v2" : " v1", r.time.total_s, r.time.convert_s, r.time.gemm_s, r.time.combine_s,
-               r.time.mpfr_s, (long long)r.n_mpfr, (long long)(n * n), r.slices_a, r.slices_b, r.slice_bits,
-               (long long)r.n_gemms);
-        printf("open after the bound: dot stage %lld in %.3f s, exact evaluator %lld in %.3f s, mpfr %lld "
-               "(%.2e of the elements past the dot stage)\n", (long long)r.split.n_dot, r.split.dot_s,
-               (long long)r.n_exact, r.time.exact_s, (long long)r.n_mpfr, (double)(r.n_exact + r.n_mpfr) / (double)(n * n));
-        if (gpu) {
-            printf("device memory: %.2f GB at most in use (operands %.2f GB in binary64)\n",
-                   r.device_peak_bytes / 1e9, (double)(2 * n * n) * 8 / 1e9);
-            if (r.split.version == 2)
-                printf("device path v2 split (s): setup %.3f, upload %.3f, decode %.3f, prepare %.3f, slice %.3f, "
-                       "DGEMMs %.3f, accumulate %.3f, finish+decide %.3f, |A||B| %.3f, download %.3f, mpfr %.3f; "
-                       "%s remainders: %lld\n",
-                       r.split.setup_s, r.split.upload_s, r.split.decode_s, r.split.prepare_s, r.split.slice_s,
-                       r.time.gemm_s - r.split.absbound_s, r.split.accumulate_s, r.split.finish_s, r.split.absbound_s,
-                       r.split.download_s, r.time.mpfr_s, r.split.sparse ? "sparse (exact)" : "bounded",
-                       (long long)r.split.n_remainders);
-            else
-                printf("device path v1 split (s): host load %.3f, host prepare %.3f, setup %.3f, upload %.3f, slice %.3f, "
-                       "|A||B| %.3f, DGEMMs %.3f, accumulate %.3f, download %.3f, host finish %.3f\n",
-                       r.split.load_s, r.split.prepare_s, r.split.setup_s, r.split.upload_s, r.split.slice_s,
-                       r.split.absbound_s, r.time.gemm_s - r.split.absbound_s, r.split.accumulate_s, r.split.download_s,
-                       r.split.finish_s);
-            double t_dgemm = 0;
-            if (ref_cuda_time_dgemm(&t_dgemm, n, n, n, 0) == MMP_STATUS_OK) {
-                printf("cublas dgemm: %.4f s (best of 3); certified gpu / dgemm = %.1fx\n", t_dgemm,
-                       r.time.total_s / t_dgemm);
+        for (int ri = 0; ri < nroutes; ri++) {   /* --routes: each route on the same operands */
+            mmp_ref_options o;
+            mmp_ref_options_init(&o);
+            o.threads = threads;
+            o.path = gpu ? MMP_REF_PATH_CUDA : MMP_REF_PATH_CERTIFIED;
+            o.device_version = device_version;
+            o.imma = (int)routes[ri];
+            void *da = NULL, *db = NULL, *dc = NULL;   /* --operands-on-device: uploaded untimed, as a harness has them */
+            if (gpu && on_device) {
+                mmp_status su = ref_cuda2_upload(&da, a, g.a, g.la, g.lda, n, n, 0);
+                if (su == MMP_STATUS_OK) su = ref_cuda2_upload(&db, b, g.b, g.lb, g.ldb, n, n, 0);
+                if (su == MMP_STATUS_OK && c) su = ref_cuda2_upload(&dc, c, g.c, g.lc, g.ldc, n, n, 0);
+                if (su != MMP_STATUS_OK) { printf("operands on device: FAILED: %s\n", mmp_error_last()); return mmp_status_exit_code(su); }
+                o.dev_a = da; o.dev_b = db; o.dev_c = dc;
+                printf("operands on device: A, B%s uploaded before the timer (the DGEMM's are resident too)\n", c ? ", C" : "");
+            }
+            mmp_ref_result r;
+            mmp_ref_result_init(&r);
+            mmp_status st = MMP_STATUS_OK;
+            for (int rep = 0; rep < repeat && st == MMP_STATUS_OK; rep++) {   /* --repeat: the last run counts */
+                mmp_ref_result_clear(&r);
+                mmp_ref_result_init(&r);
+                st = mmp_ref_gemm(&r, a, b, c, &g, &o);
+                if (st == MMP_STATUS_OK && rep < repeat - 1)
+                    printf("run %d of %d (not the one reported): total %.4f s, resident %.4f s, slice GEMMs %.4f s\n",
+                           rep + 1, repeat, r.time.total_s, r.split.resident_s, r.time.gemm_s - r.split.absbound_s);
+            }
+            ref_cuda2_free(da); ref_cuda2_free(db); ref_cuda2_free(dc);
+            if (st != MMP_STATUS_OK) {
+                printf("certified %s: FAILED: %s\n", gpu ? "gpu" : "cpu", mmp_error_last());
+                free(a); free(b); free(c);
+                return mmp_status_exit_code(st);
+            }
+            printf("certified %s%s: %.3f s (convert %.3f, gemm %.3f, combine+decide %.3f, mpfr %.3f); "
+                   "n_mpfr %lld of %lld; slices %dx%d of %d bits, %d levels, %lld %s\n",
+                   gpu ? "gpu" : "cpu", !gpu ? "" : r.split.version == 2 ? " v2" : " v1", r.time.total_s, r.time.convert_s, r.time.gemm_s, r.time.combine_s,
+                   r.time.mpfr_s, (long long)r.n_mpfr, (long long)(n * n), r.slices_a, r.slices_b, r.slice_bits,
+                   r.slice_levels, (long long)r.n_gemms, r.imma ? "int8 GEMMs (route int8)" : "DGEMMs (route dgemm)");
+            printf("open after the bound: dot stage %lld in %.3f s, exact evaluator %lld in %.3f s, mpfr %lld "
+                   "(%.2e of the elements past the dot stage)\n", (long long)r.split.n_dot, r.split.dot_s,
+                   (long long)r.n_exact, r.time.exact_s, (long long)r.n_mpfr, (double)(r.n_exact + r.n_mpfr) / (double)(n * n));
+            if (gpu) {
+                printf("device memory: %.2f GB at most in use (operands %.2f GB in binary64)\n",
+                       r.device_peak_bytes / 1e9, (double)(2 * n * n) * 8 / 1e9);
                 if (r.split.version == 2)
-                    printf("certified gpu v2: resident on device %.4f s = %.2f x DGEMM; download %.4f s = %.2f x DGEMM; "
-                           "total %.4f s = %.2f x DGEMM (setup %.4f s, mpfr %.4f s, n_mpfr %lld)\n", r.split.resident_s,
-                           r.split.resident_s / t_dgemm, r.split.download_s, r.split.download_s / t_dgemm,
-                           r.time.total_s, r.time.total_s / t_dgemm, r.split.setup_s, r.time.mpfr_s, (long long)r.n_mpfr);
-            } else {
-                printf("cublas dgemm: FAILED: %s\n", mmp_error_last());
+                    printf("device path v2 split (s): setup %.3f, upload %.3f, decode %.3f, prepare %.3f, slice %.3f, "
+                           "DGEMMs %.3f, accumulate %.3f, finish+decide %.3f, |A||B| %.3f, download %.3f, mpfr %.3f; "
+                           "%s remainders: %lld\n",
+                           r.split.setup_s, r.split.upload_s, r.split.decode_s, r.split.prepare_s, r.split.slice_s,
+                           r.time.gemm_s - r.split.absbound_s, r.split.accumulate_s, r.split.finish_s, r.split.absbound_s,
+                           r.split.download_s, r.time.mpfr_s, r.split.sparse ? "sparse (exact)" : "bounded",
+                           (long long)r.split.n_remainders);
+                else
+                    printf("device path v1 split (s): host load %.3f, host prepare %.3f, setup %.3f, upload %.3f, slice %.3f, "
+                           "|A||B| %.3f, DGEMMs %.3f, accumulate %.3f, download %.3f, host finish %.3f\n",
+                           r.split.load_s, r.split.prepare_s, r.split.setup_s, r.split.upload_s, r.split.slice_s,
+                           r.split.absbound_s, r.time.gemm_s - r.split.absbound_s, r.split.accumulate_s, r.split.download_s,
+                           r.split.finish_s);
+                double t_dgemm = 0;
+                if (ref_cuda_time_dgemm(&t_dgemm, n, n, n, 0) == MMP_STATUS_OK) {
+                    printf("cublas dgemm: %.4f s (best of 3); certified gpu / dgemm = %.1fx\n", t_dgemm,
+                           r.time.total_s / t_dgemm);
+                    if (r.split.version == 2)
+                        printf("certified gpu v2: route %s: resident on device %.4f s = %.2f x DGEMM; download %.4f s = "
+                               "%.2f x DGEMM; total %.4f s = %.2f x DGEMM (setup %.4f s, mpfr %.4f s, n_mpfr %lld)\n",
+                               r.imma ? "int8" : "dgemm", r.split.resident_s,
+                               r.split.resident_s / t_dgemm, r.split.download_s, r.split.download_s / t_dgemm,
+                               r.time.total_s, r.time.total_s / t_dgemm, r.split.setup_s, r.time.mpfr_s, (long long)r.n_mpfr);
+                } else {
+                    printf("cublas dgemm: FAILED: %s\n", mmp_error_last());
+                }
             }
-        }
-        if (gpu && compare_cpu) {
-            mmp_ref_options oc = o;
-            oc.path = MMP_REF_PATH_CERTIFIED;
-            mmp_ref_result rc;
-            mmp_ref_result_init(&rc);
-            if (mmp_ref_gemm(&rc, a, b, c, &g, &oc) == MMP_STATUS_OK) {
+            if (gpu && compare_cpu) {
+                mmp_ref_options oc = o;
+                oc.path = MMP_REF_PATH_CERTIFIED;
+                mmp_ref_result rc;
+                mmp_ref_result_init(&rc);
+                if (mmp_ref_gemm(&rc, a, b, c, &g, &oc) == MMP_STATUS_OK) {
+                    int64_t bad = 0;
+                    for (int64_t x = 0; x < n * n; x++)
+                        bad += !same(rc.d64[x], r.d64[x]) || !same(rc.dout[x], r.dout[x]);
+                    disagreements += bad;
+                    printf("compared with the certified cpu path (%.3f s, n_mpfr %lld): %lld elements, %lld disagreements\n",
+                           rc.time.total_s, (long long)rc.n_mpfr, (long long)(n * n), (long long)bad);
+                } else {
+                    printf("certified cpu: FAILED: %s\n", mmp_error_last());
+                }
+                mmp_ref_result_clear(&rc);
+            }
+            /* the naive anchor: full, or the first rows extrapolated */
+            int64_t rows = n <= full_max ? n : (mpfr_rows < n ? mpfr_rows : n);
+            if (rows > 0) {
+                mmp_gemm gs = g;
+                gs.m = rows;
+                mmp_ref_options om = o;
+                om.path = MMP_REF_PATH_MPFR;
+                mmp_ref_result rm;
+                mmp_ref_result_init(&rm);
+                if (mmp_ref_gemm(&rm, a, b, c, &gs, &om) == MMP_STATUS_OK) {
+                    int64_t bad = 0;
+                    for (int64_t x = 0; x < rows * n; x++)
+                        bad += !same(rm.d64[x], r.d64[x]) || !same(rm.dout[x], r.dout[x]);
+                    disagreements += bad;
+                    double t = rm.time.total_s, full = t * (double)n / (double)rows;
+                    double per = rm.time.mpfr_s * nthreads / ((double)rows * n * n) * 1e9;
+                    printf("naive mpfr: %s%lld of %lld rows in %.3f s%s; %.0f ns per multiply-add per core; "
+                           "certified is %.0fx faster\n", rows < n ? "" : "all ", (long long)rows, (long long)n, t,
+                           rows < n ? " -> extrapolated to all rows" : "", per, full / r.time.total_s);
+                    if (rows < n) printf("naive mpfr extrapolated: %.1f s\n", full);
+                    printf("compared with mpfr: %lld elements, %lld disagreements\n", (long long)(rows * n),
+                           (long long)bad);
+                }
+                mmp_ref_result_clear(&rm);
+            }
+            if (sample > 0) {
+                int64_t *idx = malloc((size_t)sample * sizeof(int64_t));
+                for (int64_t t = 0; t < sample; t++) idx[t] = (int64_t)((urand() + 1.0) * 0.5 * (double)(n * n)) % (n * n);
+                sample_job j = {a, b, c, &g, &r, idx, {0}};
+                double t0 = mmp_clock_now();
+                mmp_parallel_for(nthreads > 256 ? 256 : nthreads, sample, 4, sample_range, &j);
                 int64_t bad = 0;
-                for (int64_t x = 0; x < n * n; x++)
-                    bad += !same(rc.d64[x], r.d64[x]) || !same(rc.dout[x], r.dout[x]);
+                for (int t = 0; t < 256; t++) bad += j.bad[t];
                 disagreements += bad;
-                printf("compared with the certified cpu path (%.3f s, n_mpfr %lld): %lld elements, %lld disagreements\n",
-                       rc.time.total_s, (long long)rc.n_mpfr, (long long)(n * n), (long long)bad);
-            } else {
-                printf("certified cpu: FAILED: %s\n", mmp_error_last());
+                printf("sampled vs pure mpfr: %lld random elements, %lld disagreements (%.1f s)\n",
+                       (long long)sample, (long long)bad, mmp_clock_now() - t0);
+                free(idx);
             }
-            mmp_ref_result_clear(&rc);
+            mmp_ref_result_clear(&r);
         }
-        /* the naive anchor: full, or the first rows extrapolated */
-        int64_t rows = n <= full_max ? n : (mpfr_rows < n ? mpfr_rows : n);
-        if (rows > 0) {
-            mmp_gemm gs = g;
-            gs.m = rows;
-            mmp_ref_options om = o;
-            om.path = MMP_REF_PATH_MPFR;
-            mmp_ref_result rm;
-            mmp_ref_result_init(&rm);
-            if (mmp_ref_gemm(&rm, a, b, c, &gs, &om) == MMP_STATUS_OK) {
-                int64_t bad = 0;
-                for (int64_t x = 0; x < rows * n; x++)
-                    bad += !same(rm.d64[x], r.d64[x]) || !same(rm.dout[x], r.dout[x]);
-                disagreements += bad;
-                double t = rm.time.total_s, full = t * (double)n / (double)rows;
-                double per = rm.time.mpfr_s * nthreads / ((double)rows * n * n) * 1e9;
-                printf("naive mpfr: %s%lld of %lld rows in %.3f s%s; %.0f ns per multiply-add per core; "
-                       "certified is %.0fx faster\n", rows < n ? "" : "all ", (long long)rows, (long long)n, t,
-                       rows < n ? " -> extrapolated to all rows" : "", per, full / r.time.total_s);
-                if (rows < n) printf("naive mpfr extrapolated: %.1f s\n", full);
-                printf("compared with mpfr: %lld elements, %lld disagreements\n", (long long)(rows * n),
-                       (long long)bad);
-            }
-            mmp_ref_result_clear(&rm);
-        }
-        if (sample > 0) {
-            int64_t *idx = malloc((size_t)sample * sizeof(int64_t));
-            for (int64_t t = 0; t < sample; t++) idx[t] = (int64_t)((urand() + 1.0) * 0.5 * (double)(n * n)) % (n * n);
-            sample_job j = {a, b, c, &g, &r, idx, {0}};
-            double t0 = mmp_clock_now();
-            mmp_parallel_for(nthreads > 256 ? 256 : nthreads, sample, 4, sample_range, &j);
-            int64_t bad = 0;
-            for (int t = 0; t < 256; t++) bad += j.bad[t];
-            disagreements += bad;
-            printf("sampled vs pure mpfr: %lld random elements, %lld disagreements (%.1f s)\n",
-                   (long long)sample, (long long)bad, mmp_clock_now() - t0);
-            free(idx);
-        }
-        mmp_ref_result_clear(&r);
         free(a); free(b); free(c);
     }
     if (naive_size > 0) {

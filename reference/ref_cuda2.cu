@@ -29,6 +29,11 @@
  *   4. slice   step 2 on the device (ref_split, the host's function); a64, b64 are then freed.
  *   5. DGEMMs  one cublasDgemm per slice pair, exact (step 3), largest weights first, each
  *              followed by v2_accumulate_kernel (steps 4, 6: ref_acc into (h, l, err)).
+ *   4-5 int8   or, when the plan takes the int8 route (ref_plan.h, Routes: 7-bit slices; the
+ *              cost model, mmp_ref_options.imma, MMP_REF_IMMA), int8 slice planes and one int8
+ *              cublasGemmEx per level of pairs, accumulated a batch of int32 planes at a time
+ *              (ref_cuda2_imma.cu; r->imma = 1). Stages 6b and 7 then allocate their binary64
+ *              planes.
  *   6. finish  v2_finish_kernel per element: the sparse remainder terms R = rA (b - rB) + a rB
  *              with exact TwoProds (b - rB is b truncated to the slices' grid: a double, and the
  *              subtraction is exact), or the bound; alpha and beta C_ij by TwoProd (ref_finish);
@@ -83,6 +88,7 @@ typedef struct {
     int *ra_k, *rb_k, *nfa_k, *nfb_k;
     double *ra_v, *rb_v;
     cublasHandle_t blas;
+    ref_imma_dev im;                        /* the int8 route's planes */
     size_t free0, free_min;
     int borrowed;                           /* na, nb, nc are the caller's (options.dev_*) */
 } v2_dev;
@@ -112,6 +118,7 @@ static void dev_free(v2_dev *g)
     DFREE(g->rb_max); DFREE(g->b_sum); DFREE(g->a_ss); DFREE(g->b_rl); DFREE(g->ra_ptr); DFREE(g->rb_ptr);
     DFREE(g->n_und); DFREE(g->und); DFREE(g->nfa_ptr); DFREE(g->nfb_ptr); DFREE(g->n_dot); DFREE(g->ra_k);
     DFREE(g->rb_k); DFREE(g->nfa_k); DFREE(g->nfb_k); DFREE(g->ra_v); DFREE(g->rb_v);
+    ref_cuda2_imma_free(&g->im);
     if (g->blas) cublasDestroy(g->blas);
     g->blas = NULL;
 }
@@ -211,8 +218,8 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
                           ref_v2_plan *pl)
 {
     int64_t m = gm->m, n = gm->n, k = gm->k;
-    int beta, smax_a, smax_b;
-    ref_slicing(&beta, &smax_a, &smax_b, k, ref_format_bits(gm->a), ref_format_bits(gm->b), o->slices);
+    int beta, smax_a, smax_b, imma = ref_plan_route(gm, o);
+    ref_slicing_route(&beta, &smax_a, &smax_b, k, ref_format_bits(gm->a), ref_format_bits(gm->b), o->slices, imma);
     MMP_TRY(dalloc(g, &g->ea, m)); MMP_TRY(dalloc(g, &g->fb, n)); MMP_TRY(dalloc(g, &g->bada, m));
     MMP_TRY(dalloc(g, &g->badb, n)); MMP_TRY(dalloc(g, &g->va, m)); MMP_TRY(dalloc(g, &g->vb, n));
     v2_stats_kernel<<<(unsigned)m, 256>>>(g->a64, k, beta, g->va, g->ea, g->bada);
@@ -226,7 +233,8 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
     MMP_CUDA_CHECK(cudaGetLastError());
     MMP_TRY(halloc(&hv->va, m)); MMP_TRY(halloc(&hv->vb, n));
     MMP_TRY(down(hv->va, g->va, m)); MMP_TRY(down(hv->vb, g->vb, n)); MMP_TRY(down(smp, g->smp, ns));
-    ref_plan_make(pl, gm, o, hv->va, hv->vb, smp, ns, REF_DEVICE_W_DOT);
+    ref_plan_make_route(pl, gm, o, hv->va, hv->vb, smp, ns, REF_DEVICE_W_DOT, imma);
+    r->imma = pl->imma;
     r->slices_a = pl->sa; r->slices_b = pl->sb; r->slice_bits = pl->beta; r->slice_levels = pl->levels;
     r->split.n_remainders = pl->nnz_a + pl->nnz_b;
     r->split.sparse = pl->sparse;
@@ -273,6 +281,8 @@ static mmp_status dot_stage(mmp_ref_result *r, v2_dev *g, const mmp_gemm *gm, co
     if (open == 0 || !ref_dot_wanted(gm) || gy > 65535 || gx > INT32_MAX) return MMP_STATUS_OK;
     double t1 = mmp_clock_now();
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
+    if (!g->qa) MMP_TRY(dalloc(g, &g->qa, mk));   /* the int8 route keeps no binary64 planes */
+    if (!g->qb) MMP_TRY(dalloc(g, &g->qb, kn));
     v2_decode_kernel<<<blocks(mk), 256>>>(g->qa, g->na, f->fa, gm->la, gm->lda, m, k, 1, 0);
     v2_decode_kernel<<<blocks(kn), 256>>>(g->qb, g->nb, f->fb, gm->lb, gm->ldb, k, n, 0, 0);
     int exact, ints;
@@ -343,18 +353,27 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     int sa = pl.sa, sb = pl.sb, beta = pl.beta, sparse = pl.sparse;
     MMP_TRY(sync_add(&r->split.prepare_s, t1));
     t1 = mmp_clock_now();
-    MMP_TRY(dalloc(g, &g->qa, mk * sa)); MMP_TRY(dalloc(g, &g->qb, kn * sb));
-    v2_slice_kernel<<<blocks(mk), 256>>>(g->qa, g->a64, g->ea, m, k, beta, sa);
-    v2_slice_kernel<<<blocks(kn), 256>>>(g->qb, g->b64, g->fb, n, k, beta, sb);
-    MMP_TRY(sync_add(&r->split.slice_s, t1));
+    if (pl.imma) {   /* int8 planes (ref_cuda2_imma.cu) */
+        MMP_TRY(ref_cuda2_imma_slice(r, &g->im, g->a64, g->b64, g->ea, g->fb, &pl, m, n, k));
+        mem_sample(g);
+    } else {
+        MMP_TRY(dalloc(g, &g->qa, mk * sa)); MMP_TRY(dalloc(g, &g->qb, kn * sb));
+        v2_slice_kernel<<<blocks(mk), 256>>>(g->qa, g->a64, g->ea, m, k, beta, sa);
+        v2_slice_kernel<<<blocks(kn), 256>>>(g->qb, g->b64, g->fb, n, k, beta, sb);
+        MMP_TRY(sync_add(&r->split.slice_s, t1));
+    }
     DFREE(g->a64); DFREE(g->b64);   /* before the state: peak memory */
-    MMP_TRY(dalloc(g, &g->p, mn)); MMP_TRY(dalloc(g, &g->h, mn)); MMP_TRY(dalloc(g, &g->l, mn));
-    MMP_TRY(dalloc(g, &g->err, mn));
+    if (!pl.imma) MMP_TRY(dalloc(g, &g->p, mn));
+    MMP_TRY(dalloc(g, &g->h, mn)); MMP_TRY(dalloc(g, &g->l, mn)); MMP_TRY(dalloc(g, &g->err, mn));
     MMP_CUDA_CHECK(cudaMemset(g->h, 0, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMemset(g->l, 0, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMemset(g->err, 0, mn * sizeof(double)));
+    if (pl.imma) {   /* int8 GEMMs, a level's pairs in one, and their accumulation */
+        MMP_TRY(ref_cuda2_imma_products(r, &g->im, g->h, g->l, g->err, g->ea, g->fb, &pl, m, n, (void *)g->blas));
+        ref_cuda2_imma_free(&g->im);
+    }
     const double one = 1.0, zero = 0.0;
-    for (int lvl = 2; lvl <= pl.levels; lvl++)   /* largest weights first */
+    for (int lvl = 2; lvl <= pl.levels && !pl.imma; lvl++)   /* largest weights first */
         for (int s = 1; s <= sa; s++) {
             int t = lvl - s;
             if (t < 1 || t > sb) continue;
@@ -387,6 +406,9 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     MMP_TRY(dot_stage(r, g, gm, &fa2));
     if (r->absbound) {   /* stage 7, in the slice planes (sa, sb >= 1: room for |A|, |B|) */
         t1 = mmp_clock_now();
+        if (!g->qa) MMP_TRY(dalloc(g, &g->qa, mk));   /* the int8 route: none yet */
+        if (!g->qb) MMP_TRY(dalloc(g, &g->qb, kn));
+        if (!g->p) MMP_TRY(dalloc(g, &g->p, mn));
         v2_decode_kernel<<<blocks(mk), 256>>>(g->qa, g->na, fa, gm->la, gm->lda, m, k, 1, 1);
         v2_decode_kernel<<<blocks(kn), 256>>>(g->qb, g->nb, fb, gm->lb, gm->ldb, k, n, 0, 1);
         MMP_CUDA_CHECK(cudaGetLastError());

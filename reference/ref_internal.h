@@ -12,6 +12,7 @@
  * Calls between the files flow one way, top to bottom (a file calls only files below it):
  *   ref_gemm.c                      entry points: checks, picks a path
  *   ref_cuda.cu, ref_cuda2.cu       device paths (ref_nocuda.c: their stubs without CUDA)
+ *   ref_cuda2_imma.cu               version 2's int8 route (slices on integer tensor cores)
  *   ref_v2_host.c                   the host twin of device path version 2
  *   ref_certified.c                 the certified (Ozaki split) host path
  *   ref_cert_finish.c, ref_integer.c   decisions of the certified path; exact integer GEMMs
@@ -74,6 +75,8 @@ int ref_dot_wanted(const mmp_gemm *g);
 /* Ozaki parameters (ref_plan.c): bits per slice and the most slices of A and B
  * (precisions pa, pb) worth computing. forced > 0 fixes the slices. */
 void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced);
+/* The same for a route of version 2 (imma: int8 slices of REF_IMMA_BETA bits, ref_plan.h). */
+void ref_slicing_route(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced, int imma);
 
 /* ---- MPFR (ref_mpfr.c) ---- */
 /* Exact X for element (i, j), rounded: d64, dout; if i64 != NULL and X is an integer that fits

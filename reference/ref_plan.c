@@ -1,5 +1,6 @@
 /* ref_plan.c — the certified paths' plan (ref_plan.h says what it chooses and why). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ref_plan.h"
@@ -11,14 +12,57 @@ static int ceil_log2(int64_t k)
     return b;
 }
 
-void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced)
+void ref_slicing_route(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced, int imma)
 {
-    int b = (53 - ceil_log2(k)) / 2;
+    int b = imma ? REF_IMMA_BETA : (53 - ceil_log2(k)) / 2;
     if (b < 1) b = 1;
     int sa = forced > 0 ? forced : (pa + 22 + b - 1) / b, sb = forced > 0 ? forced : (pb + 22 + b - 1) / b;
+    int cap = imma ? REF_SMAX : REF_SMAX_DGEMM;
     *beta = b;
-    *slices_a = sa < 1 ? 1 : (sa > 8 ? 8 : sa);
-    *slices_b = sb < 1 ? 1 : (sb > 8 ? 8 : sb);
+    *slices_a = sa < 1 ? 1 : (sa > cap ? cap : sa);
+    *slices_b = sb < 1 ? 1 : (sb > cap ? cap : sb);
+}
+
+void ref_slicing(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced)
+{
+    ref_slicing_route(beta, slices_a, slices_b, k, pa, pb, forced, 0);
+}
+
+int ref_plan_route(const mmp_gemm *g, const mmp_ref_options *o)
+{
+    int pa = ref_format_bits(g->a), pb = ref_format_bits(g->b);
+    int want = o->imma;
+    if (want == 0) {
+        const char *e = getenv("MMP_REF_IMMA");
+        if (e && *e) want = *e == '0' ? 2 : 1;
+    }
+    int64_t row = (int64_t)REF_SMAX * ((g->k + 15) / 16 * 16);   /* the int8 planes' leading dimension */
+    if (want == 2 || pa > REF_IMMA_MAX_BITS || pb > REF_IMMA_MAX_BITS || row > INT32_MAX) return 0;
+    if (want == 1) return 1;
+    /* the cost model before the statistics: each route's square of slices, in DGEMMs */
+    int beta, sa, sb, ia, ib;
+    ref_slicing_route(&beta, &sa, &sb, g->k, pa, pb, o->slices, 0);
+    ref_slicing_route(&beta, &ia, &ib, g->k, pa, pb, o->slices, 1);
+    return ia * ib * REF_IMMA_W_PAIR < (double)sa * sb;
+}
+
+int ref_imma_jobs(ref_imma_job *jobs, int cap, const ref_v2_plan *p)
+{
+    int nj = 0;
+    int64_t per = p->kmax / p->kp;   /* whole pairs in one GEMM; 0: chunks of one pair */
+    if (per > REF_SMAX) per = REF_SMAX;
+    for (int L = 2; L <= p->levels; L++) {
+        int lo = L - p->sb > 1 ? L - p->sb : 1, hi = L - 1 < p->sa ? L - 1 : p->sa;
+        for (int s0 = lo; s0 <= hi; s0 += per >= 1 ? (int)per : 1) {
+            int s1 = per >= 1 && s0 + (int)per - 1 < hi ? s0 + (int)per - 1 : (per >= 1 ? hi : s0);
+            int64_t step = per >= 1 ? p->kp : p->kmax;
+            for (int64_t k0 = 0; k0 < p->kp; k0 += step) {
+                if (nj < cap) jobs[nj] = (ref_imma_job){L, s0, s1, k0, k0 + step < p->kp ? k0 + step : p->kp};
+                nj++;
+            }
+        }
+    }
+    return nj;
 }
 
 /* Sums of K nonnegative roundings, in any order, rounded up (ref_certified.c step 5). */
@@ -67,6 +111,32 @@ typedef struct {
     int sa, sb, levels;
 } cand;
 
+/* The int8 route: the slices sa <= smax_a, sb <= smax_b whose pairs (REF_IMMA_W_PAIR each) and
+ * exact remainder terms (REF_SPARSE_W multiply-adds each) cost least, among those the sparse
+ * rule admits (sparse = 1); none: every slice, bounded (sparse = 0; the triangles follow). */
+static void imma_fewest(ref_v2_plan *p, const ref_vstats *va, const ref_vstats *vb, int64_t m, int64_t n, int64_t k)
+{
+    int64_t ra[REF_SMAX + 1] = {0}, rb[REF_SMAX + 1] = {0};
+    for (int64_t i = 0; i < m; i++)
+        for (int s = 1; s <= p->smax_a; s++) ra[s] += va[i].cnt[s];
+    for (int64_t j = 0; j < n; j++)
+        for (int s = 1; s <= p->smax_b; s++) rb[s] += vb[j].cnt[s];
+    double mnk = (double)m * n * k, budget = mnk / 16.0 + 64.0 * (m + n), best_cost = 0;
+    int best_a = 0, best_b = 0;
+    for (int sa = 1; sa <= p->smax_a; sa++)
+        for (int sb = 1; sb <= p->smax_b; sb++) {
+            double terms = (double)ra[sa] * n + (double)rb[sb] * m;
+            if (terms > budget) continue;
+            double cost = sa * sb * REF_IMMA_W_PAIR + REF_SPARSE_W * terms / mnk;
+            if (!best_a || cost < best_cost) { best_a = sa; best_b = sb; best_cost = cost; }
+        }
+    p->sparse = best_a > 0;
+    p->sa = best_a ? best_a : p->smax_a;
+    p->sb = best_b ? best_b : p->smax_b;
+    p->drop_a = p->smax_a - p->sa;
+    p->drop_b = p->smax_b - p->sb;
+}
+
 static int cand_pairs(const cand *c)
 {
     int n = 0;
@@ -77,12 +147,12 @@ static int cand_pairs(const cand *c)
 
 /* Bound mode: the square against the triangles, on the samples. */
 static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats *vb, const ref_sample *smp, int ns,
-                          double w_dot, int64_t k)
+                          double w_dot, double w_pair, int tri_max, int64_t k)
 {
     cand c[REF_TRI_MAX];
     int nc = 0;
     c[nc++] = (cand){p->sa, p->sb, p->sa + p->sb};
-    for (int L = 3; L <= REF_TRI_MAX; L++) c[nc++] = (cand){L - 1, L - 1, L};
+    for (int L = 3; L <= tri_max; L++) c[nc++] = (cand){L - 1, L - 1, L};
     int ok[REF_TRI_MAX] = {0}, valid = 0;
     double up = up_factor(k);
     for (int t = 0; t < ns; t++) {
@@ -96,7 +166,7 @@ static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats
     int best = 0;
     double best_cost = 0;
     for (int q = 0; q < nc; q++) {
-        double cost = cand_pairs(&c[q]) + w_dot * (1.0 - (double)ok[q] / valid);
+        double cost = cand_pairs(&c[q]) * w_pair + w_dot * (1.0 - (double)ok[q] / valid);
         if (q == 0 || cost < best_cost) { best = q; best_cost = cost; }
     }
     if (best == 0) return;
@@ -107,9 +177,21 @@ static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats
 void ref_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
                    const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot)
 {
+    ref_plan_make_route(p, g, o, va, vb, smp, ns, w_dot, 0);
+}
+
+void ref_plan_make_route(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
+                         const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot, int imma)
+{
     int64_t m = g->m, n = g->n, k = g->k;
     memset(p, 0, sizeof *p);
-    ref_slicing(&p->beta, &p->smax_a, &p->smax_b, k, ref_format_bits(g->a), ref_format_bits(g->b), o->slices);
+    ref_slicing_route(&p->beta, &p->smax_a, &p->smax_b, k, ref_format_bits(g->a), ref_format_bits(g->b), o->slices,
+                      imma);
+    p->imma = imma;
+    p->kp = (k + 15) / 16 * 16;
+    p->kmax = REF_IMMA_KMAX;
+    const char *e = getenv("MMP_REF_IMMA_KMAX");
+    if (e && atoll(e) > 0 && atoll(e) < REF_IMMA_KMAX) p->kmax = atoll(e) < 16 ? 16 : atoll(e) / 16 * 16;
     int64_t full_a = 0, last_a = 0, full_b = 0, last_b = 0;
     for (int64_t i = 0; i < m; i++) { full_a += va[i].cnt[p->smax_a]; last_a += va[i].cnt[p->smax_a - 1]; }
     for (int64_t j = 0; j < n; j++) { full_b += vb[j].cnt[p->smax_b]; last_b += vb[j].cnt[p->smax_b - 1]; }
@@ -122,16 +204,19 @@ void ref_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, 
     p->nnz_a = p->drop_a ? last_a : full_a;
     p->nnz_b = p->drop_b ? last_b : full_b;
     p->sparse = (double)p->nnz_a * n + (double)p->nnz_b * m <= (double)m * n * k / 16.0 + 64.0 * (m + n);
+    if (imma && o->slices <= 0) imma_fewest(p, va, vb, m, n, k);
     p->levels = p->sa + p->sb;
     if (o->levels > 0) {   /* forced (tests): a triangle in bound mode */
-        if (o->slices <= 0) p->sa = p->sb = o->levels - 1 < REF_SMAX ? o->levels - 1 : REF_SMAX;
+        int cap = imma ? REF_SMAX : REF_SMAX_DGEMM;
+        if (o->slices <= 0) p->sa = p->sb = o->levels - 1 < cap ? o->levels - 1 : cap;
         p->levels = o->levels < p->sa + p->sb ? o->levels : p->sa + p->sb;
         if (p->levels < 2) p->levels = 2;
         p->drop_a = p->drop_b = 0;
         if (ref_plan_triangle(p)) p->sparse = 0;
     } else if (!p->sparse && o->slices <= 0 && smp && ns > 0) {
         if (ref_format_bits(g->a) > 26 || ref_format_bits(g->b) > 26) w_dot *= REF_W_DOT_TWOPROD;
-        choose_levels(p, va, vb, smp, ns, w_dot, k);
+        choose_levels(p, va, vb, smp, ns, w_dot, imma ? REF_IMMA_W_PAIR : 1.0, imma ? REF_TRI_MAX : REF_TRI_MAX_DGEMM,
+                      k);
     }
     p->nnz_a = p->nnz_b = 0;   /* the remainders after the slices used */
     for (int64_t i = 0; i < m; i++) p->nnz_a += va[i].cnt[p->sa];

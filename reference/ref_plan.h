@@ -26,14 +26,39 @@
  * Usage: ref_vstats_* per row of A / column of B (two passes: scale, then slices), then
  * ref_plan_samples + estimates, ref_plan_make, ref_plan_vectors for the bound's arrays, and
  * ref_drop_bound per element.
+ *
+ * Routes (device path version 2 and its host model). The slice products are exact either way:
+ *   DGEMM  binary64 slices of beta bits, 2 beta + log2(K) <= 53 (ref_slicing), one cublasDgemm
+ *          per pair.
+ *   IMMA   int8 slices of REF_IMMA_BETA = 7 bits: ref_split truncates, so slice s of a vector
+ *          with scale 2^E is q 2^(E - 7 s) with q an integer and |q| < 2^7 (by induction, the
+ *          remainder before it is below 2^(E - 7 (s - 1))): |q| <= 127 fits int8. A row of A
+ *          holds its slices one after the other along k (each padded with zeros to kp, a
+ *          multiple of 16: the int8 tensor cores' alignment), a column of B holds its slices in
+ *          reverse order, so the pairs (s, L - s), s = s0..s1, of one level L are ONE GEMM over
+ *          K' = (s1 - s0 + 1) kp (ref_imma_job). Each int32 sum of K' products of |q| <= 127 is
+ *          exact when K' 127^2 <= 2^31 - 1 (K' <= REF_IMMA_KMAX); longer K is cut into chunks of
+ *          one pair each. A level's int32 planes add exactly in int64: the level's sum is at
+ *          most (pairs <= REF_SMAX) K 127^2 < 2^49 (K < 2^31), a double, and times
+ *          2^(E_i + F_j - 7 L) it is the exact term (steps 4, 6 of ref_certified.c, as the DGEMM
+ *          route's P_st).
+ *          More slices are needed at 7 bits; the plan, the bound and everything after the
+ *          products are the same for any beta. Cost model (ref_plan_route, ref_plan_make): a
+ *          pair costs REF_IMMA_W_PAIR DGEMMs; the sparse remainder terms REF_SPARSE_W DGEMM
+ *          multiply-adds each.
  */
 #ifndef MMAPROBE_REF_PLAN_H
 #define MMAPROBE_REF_PLAN_H
 
 #include "ref_internal.h"
 
-#define REF_SMAX 8        /* slices per operand at most */
-#define REF_TRI_MAX 9     /* triangles of 3 .. REF_TRI_MAX levels are weighed (S = L - 1 <= REF_SMAX) */
+#define REF_SMAX 12       /* slices per operand at most (the int8 route's triangles) */
+/* triangles of 3 .. L levels are weighed (S = L - 1 <= REF_SMAX): up to REF_TRI_MAX on the
+ * int8 route (7-bit slices: 12 of them reach as far as 4 binary64 slices of 20 bits, which wide
+ * data need), up to REF_TRI_MAX_DGEMM on the DGEMM route and the CPU path */
+#define REF_TRI_MAX 13
+#define REF_TRI_MAX_DGEMM 9
+#define REF_SMAX_DGEMM 8  /* binary64 slices per operand at most */
 #define REF_NSAMPLE 2048  /* sampled elements for the choice */
 /* The dot stage's cost for every element in DGEMMs (w_dot): on the device (ref_cuda2.cu, and
  * its host model), and on host threads (ref_certified.c). */
@@ -42,6 +67,23 @@
 /* ... times this when a product is not a double (fp64, int32 inputs): TwoProd and two TwoSums
  * per product, no vector path (bench_reference, fp64 wide data: ~300 DGEMMs on host threads) */
 #define REF_W_DOT_TWOPROD 25.0
+/* The int8 route (see Routes above). */
+#define REF_IMMA_BETA 7
+#define REF_IMMA_KMAX 133136   /* the largest multiple of 16 with K' 127^2 <= 2^31 - 1 */
+/* One int8 pair GEMM and its read in the accumulation, in DGEMMs of the same size: the H200's
+ * int8 tensor-core peak is about 30 times its binary64 one; cuBLAS reaches a smaller share of
+ * it than of the binary64 peak, and each pair's int32 plane is read once more. */
+#define REF_IMMA_W_PAIR (1.0 / 16.0)
+/* One exact remainder term of the sparse mode in DGEMM multiply-adds: each element of D reads
+ * the other operand at its row's (column's) remainder positions, scattered, one native load, a
+ * TwoProd and two TwoSums at the non-tensor binary64 rate; the finish kernel on the device
+ * spends a few hundred DGEMM multiply-adds' time on each. */
+#define REF_SPARSE_W 256.0
+/* The int8 route takes formats whose products are doubles (at most 26 significand bits, as
+ * ref_dot_flags' exact products): binary64 and int32 data would need more than 8 int8 slices
+ * just for their significands, where the DGEMM route needs 3. */
+#define REF_IMMA_MAX_BITS 26
+#define REF_IMMA_BATCH 8        /* int32 planes accumulated per pass */
 
 /* Per vector (a row of A, a column of B): what the plan and the bound read. */
 typedef struct ref_vstats {
@@ -76,18 +118,17 @@ REF_HD void ref_vstats_scale(ref_vstats *s)
 }
 
 /* Pass 2, per entry: slices 1 .. REF_SMAX with the same exact steps as ref_split. e and beta
- * as the vector's; only the slice fields are touched (merge them separately). */
+ * as the vector's; only the slice fields are touched (merge them separately). Once the
+ * remainder is 0 the later slices add nothing (a zero count, a zero maximum): it stops. */
 REF_HD void ref_vstats_pass2(ref_vstats *s, double v, int e, int beta)
 {
     double r = isfinite(v) ? v : 0.0;
-    for (int q = 1; q <= REF_SMAX; q++) {
-        if (r != 0.0) {
-            double qs = trunc(ref_scale(r, beta * q - e));
-            if (qs != 0.0) {
-                double piece = ref_scale(qs, e - beta * q);
-                s->ssum[q] += fabs(piece);
-                r -= piece;
-            }
+    for (int q = 1; q <= REF_SMAX && r != 0.0; q++) {
+        double qs = trunc(ref_scale(r, beta * q - e));
+        if (qs != 0.0) {
+            double piece = ref_scale(qs, e - beta * q);
+            s->ssum[q] += fabs(piece);
+            r -= piece;
         }
         s->cnt[q] += r != 0.0;
         s->rmax[q] = fmax(s->rmax[q], fabs(r));
@@ -137,7 +178,36 @@ typedef struct ref_v2_plan {
     int beta, smax_a, smax_b, sa, sb, drop_a, drop_b, sparse;
     int levels;                     /* pairs s + t <= levels (sa + sb: every pair) */
     int64_t nnz_a, nnz_b;           /* sparse: the remainders after sa, sb slices */
+    int imma;                       /* the int8 route (beta = REF_IMMA_BETA) */
+    int64_t kp, kmax;               /* int8: a slice's padded length; the longest K' of one GEMM */
 } ref_v2_plan;
+
+/* One int8 GEMM of the plan: the pairs (s, level - s) for s = s0..s1, over k0..k1 of each
+ * slice (0..kp when s1 > s0). Its int32 plane is sum_s Q^A_s Q^B_(level - s) over that range. */
+typedef struct ref_imma_job {
+    int level, s0, s1;
+    int64_t k0, k1;
+} ref_imma_job;
+
+/* Where a job's operands start in the slice planes (row i of A at qa + i sa kp, column j of B
+ * at qb + j sb kp, B's slices in reverse order) and its K'. */
+REF_HD void ref_imma_job_span(int64_t *off_a, int64_t *off_b, int64_t *kk, const ref_imma_job *jb, int sb,
+                              int64_t kp)
+{
+    *off_a = (int64_t)(jb->s0 - 1) * kp + jb->k0;
+    *off_b = (int64_t)(sb - (jb->level - jb->s0)) * kp + jb->k0;
+    *kk = (int64_t)(jb->s1 - jb->s0) * kp + (jb->k1 - jb->k0);
+}
+
+/* The int8 planes' padding of M and N (rows of A, columns of B, zeros) to a multiple of 4, and
+ * the int32 planes' leading dimension: cuBLAS's integer tensor-core kernels want it. */
+REF_HD int64_t ref_imma_pad4(int64_t x) { return (x + 3) / 4 * 4; }
+
+/* The position of slice s (1..S) along a vector of S kp int8 entries (B: reverse order). */
+REF_HD int64_t ref_imma_slot(int s, int S, int64_t kp, int reversed)
+{
+    return (int64_t)(reversed ? S - s : s - 1) * kp;
+}
 
 /* A sampled element and a plain double estimate of its (AB)_ij (NaN: skip it). */
 typedef struct ref_sample {
@@ -162,6 +232,17 @@ void ref_plan_vectors(double *rmax_s, double *sum_up, double *ss, double *rl, co
                       int S, int64_t k);
 /* Whether the plan keeps only some pairs (the bound then needs a_ss and b_rl). */
 int ref_plan_triangle(const ref_v2_plan *p);
+/* The route of version 2 for g: 1 = int8 (o->imma, MMP_REF_IMMA, else the cost model), 0 =
+ * DGEMM. The int8 route needs formats of at most REF_IMMA_MAX_BITS significand bits. */
+int ref_plan_route(const mmp_gemm *g, const mmp_ref_options *o);
+/* ref_plan_make for a route (imma: the int8 slicing, its pair weight and the fewest slices whose
+ * exact remainders cost least). ref_plan_make is the DGEMM route. MMP_REF_IMMA_KMAX (tests)
+ * lowers the longest K' of one int8 GEMM. */
+void ref_plan_make_route(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
+                         const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot, int imma);
+/* The int8 GEMMs of the plan, largest weights first (levels ascending), at most cap of them;
+ * returns how many there are (call with cap 0 to count). */
+int ref_imma_jobs(ref_imma_job *jobs, int cap, const ref_v2_plan *p);
 #ifdef __cplusplus
 }
 #endif

@@ -42,7 +42,7 @@ REF_HD double ref_v2_decode_one(const void *src, const mmp_format_hd *f, int lay
 /* Remainder of v after S slices (step 2; the same exact steps as the slicing). */
 REF_HD double ref_v2_rem(double v, int e, int beta, int S, double *rem_last)
 {
-    double q[8], last = 0, r = ref_split(v, e, beta, S, q, 1, &last);
+    double q[REF_SMAX], last = 0, r = ref_split(v, e, beta, S, q, 1, &last);
     if (rem_last) *rem_last = last;
     return r;
 }
@@ -56,6 +56,49 @@ REF_HD void ref_v2_accumulate_one(double *h, double *l, double *err, const doubl
     double hh = h[x], ll = l[x], ee = err[x];
     ref_acc(&hh, &ll, &ee, p[x] * ref_pow2(ex));
     h[x] = hh; l[x] = ll; err[x] = ee;
+}
+
+/* A pass of the int8 route's accumulation (ref_plan.h, Routes): up to REF_IMMA_BATCH int32
+ * planes (row-major, leading dimension ld), each the exact sum of its job's pairs at its level;
+ * the planes of one level are consecutive. */
+typedef struct ref_imma_batch {
+    int count, beta;
+    int64_t ld;
+    const int32_t *plane[REF_IMMA_BATCH];
+    int level[REF_IMMA_BATCH];
+} ref_imma_batch;
+
+/* Steps 4 and 6 for element x on the int8 route: each level's planes added in int64 (exact:
+ * below 2^49, ref_plan.h), then state += sum 2^(E_i + F_j - beta L), exact. */
+REF_HD void ref_v2_accumulate_imma_one(double *h, double *l, double *err, const ref_imma_batch *b, const int *ea,
+                                       const int *fb, int64_t n, int64_t x)
+{
+    int64_t i = x / n, j = x % n;
+    double hh = h[x], ll = l[x], ee = err[x];
+    for (int q = 0; q < b->count;) {
+        int L = b->level[q];
+        int64_t sum = 0;
+        for (; q < b->count && b->level[q] == L; q++) sum += b->plane[q][i * b->ld + j];
+        int ex = ea[i] + fb[j] - b->beta * L;
+        if (ex < -1022 || ex > 970) { ee = INFINITY; continue; }
+        ref_acc(&hh, &ll, &ee, (double)sum * ref_pow2(ex));
+    }
+    h[x] = hh; l[x] = ll; err[x] = ee;
+}
+
+/* The int8 slices of entry x of a contiguous vector (length len, scale e) into its row of
+ * S kp entries (ref_imma_slot); 0 when a slice is not an integer of |q| <= 127 (never, by
+ * ref_plan.h's argument: the host model checks it). */
+REF_HD int ref_v2_slice8_one(int8_t *row, double v, int e, int beta, int S, int64_t kp, int reversed, int64_t kk)
+{
+    double q[REF_SMAX], last;
+    ref_split(v, e, beta, S, q, 1, &last);
+    int ok = 1;
+    for (int s = 1; s <= S; s++) {
+        ok &= q[s - 1] == trunc(q[s - 1]) && fabs(q[s - 1]) <= 127.0;
+        row[ref_imma_slot(s, S, kp, reversed) + kk] = (int8_t)q[s - 1];
+    }
+    return ok;
 }
 
 /* The metrics' bound for element x from ab = fl(|A||B|)_x. */
@@ -237,6 +280,23 @@ extern "C" {
 /* ref_v2_host.c (host code): the host model of version 2. */
 mmp_status ref_v2_host_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
                            const mmp_ref_options *o, int threads);
+
+/* ref_cuda2_imma.cu (CUDA builds): the int8 route on the device. ref_cuda2_imma_slice makes the
+ * int8 planes from a64, b64 (split.slice_s) and allocates the int32 planes; then a64, b64 may
+ * go; ref_cuda2_imma_products runs the GEMMs (time.gemm_s, n_gemms) and adds them into the
+ * state (split.accumulate_s); ref_cuda2_imma_free releases everything. blas: a cublasHandle_t. */
+typedef struct ref_imma_dev {
+    int8_t *qa, *qb;
+    int32_t *planes;
+    int nplanes;
+    int *bad;
+} ref_imma_dev;
+mmp_status ref_cuda2_imma_slice(mmp_ref_result *r, ref_imma_dev *d, const double *a64, const double *b64,
+                                const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m, int64_t n, int64_t k);
+mmp_status ref_cuda2_imma_products(mmp_ref_result *r, ref_imma_dev *d, double *h, double *l, double *err,
+                                   const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m, int64_t n,
+                                   void *blas);
+void ref_cuda2_imma_free(ref_imma_dev *d);
 #ifdef __cplusplus
 }
 #endif

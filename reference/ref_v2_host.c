@@ -1,6 +1,7 @@
 /* ref_v2_host.c — the host model of version 2 of the device reference: the stages of
  * ref_cuda2.cu run on the CPU with the same per-element functions (ref_v2.h), OpenBLAS for the
- * DGEMMs. check_ref_round compares the model with pure MPFR; the device path is compared with
+ * DGEMMs, exact int64 loops for the int8 route's GEMMs (its layout, jobs and batches as the
+ * device's). check_ref_round compares the model with pure MPFR; the device path is compared with
  * the CPU path by check_gpu_reference on a GPU. Not a production path (it is slower than the
  * certified CPU path: it keeps the device's memory layout, not the host's). */
 #include <math.h>
@@ -93,6 +94,79 @@ static void build_list(int64_t *ptr, int *lk, double *lv, const double *x, int64
     }
 }
 
+/* The int8 route's products (ref_plan.h, Routes) as the device makes them: int8 slice planes in
+ * its layout (padded rows and columns of zeros), each job's int32 plane as the exact int64 sum,
+ * checked to fit int32 (what the device's int32 accumulator must hold: the chunking's claim),
+ * and the planes accumulated REF_IMMA_BATCH at a time by the device's per-element function. */
+static mmp_status model_imma(mmp_ref_result *r, model *w, const ref_v2_plan *pl, int64_t m, int64_t n, int64_t k)
+{
+    int64_t kp = pl->kp, lda = pl->sa * kp, ldb = pl->sb * kp, m4 = ref_imma_pad4(m), n4 = ref_imma_pad4(n);
+    size_t mn4 = (size_t)m * n4;
+    int8_t *qa = calloc((size_t)m4 * lda, 1), *qb = calloc((size_t)n4 * ldb, 1);
+    int32_t *planes = malloc(REF_IMMA_BATCH * mn4 * sizeof(int32_t));
+    int nj = ref_imma_jobs(NULL, 0, pl);
+    ref_imma_job *jobs = malloc(((size_t)nj + 1) * sizeof *jobs);
+    mmp_status st = MMP_STATUS_OK;
+    if (!qa || !qb || !planes || !jobs) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model, int8)");
+    int ok = 1;
+    for (int64_t x = 0; st == MMP_STATUS_OK && x < m * k; x++)
+        ok &= ref_v2_slice8_one(qa + x / k * lda, w->a64[x], w->ea[x / k], pl->beta, pl->sa, kp, 0, x % k);
+    for (int64_t x = 0; st == MMP_STATUS_OK && x < n * k; x++)
+        ok &= ref_v2_slice8_one(qb + x / k * ldb, w->b64[x], w->fb[x / k], pl->beta, pl->sb, kp, 1, x % k);
+    if (st == MMP_STATUS_OK && !ok) st = MMP_ERR(MMP_STATUS_INTERNAL, "reference: an int8 slice outside [-127, 127]");
+    if (st == MMP_STATUS_OK) ref_imma_jobs(jobs, nj, pl);
+    for (int j0 = 0; st == MMP_STATUS_OK && j0 < nj; j0 += REF_IMMA_BATCH) {
+        ref_imma_batch b;
+        memset(&b, 0, sizeof b);
+        b.beta = pl->beta;
+        b.ld = n4;
+        for (int q = 0; q < REF_IMMA_BATCH && j0 + q < nj && st == MMP_STATUS_OK; q++) {
+            int64_t oa, ob, kk;
+            ref_imma_job_span(&oa, &ob, &kk, &jobs[j0 + q], pl->sb, kp);
+            int32_t *pq = planes + q * mn4;
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < n; j++) {
+                    const int8_t *ar = qa + i * lda + oa, *bc = qb + j * ldb + ob;
+                    int64_t acc = 0;
+                    for (int64_t t = 0; t < kk; t++) acc += (int64_t)ar[t] * bc[t];
+                    if (acc > INT32_MAX || acc < INT32_MIN)
+                        st = MMP_ERR(MMP_STATUS_INTERNAL, "reference: int32 overflow in an int8 GEMM (K' %lld)",
+                                     (long long)kk);
+                    pq[i * n4 + j] = (int32_t)acc;
+                }
+            b.plane[q] = pq;
+            b.level[q] = jobs[j0 + q].level;
+            b.count++;
+            r->n_gemms++;
+        }
+        for (int64_t x = 0; st == MMP_STATUS_OK && x < m * n; x++)
+            ref_v2_accumulate_imma_one(w->h, w->l, w->err, &b, w->ea, w->fb, n, x);
+    }
+    free(qa); free(qb); free(planes); free(jobs);
+    return st;
+}
+
+/* The DGEMM route's products: binary64 slices, one DGEMM and one accumulation per pair. */
+static mmp_status model_dgemm(mmp_ref_result *r, model *w, const ref_v2_plan *pl, int64_t m, int64_t n, int64_t k)
+{
+    size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
+    w->qa = malloc(mk * pl->sa * sizeof(double)); w->qb = malloc(kn * pl->sb * sizeof(double));
+    w->p = malloc(mn * sizeof(double));
+    if (!w->qa || !w->qb || !w->p) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model slices)");
+    for (size_t x = 0; x < mk; x++) { double last; ref_split(w->a64[x], w->ea[x / k], pl->beta, pl->sa, w->qa + x, mk, &last); }
+    for (size_t x = 0; x < kn; x++) { double last; ref_split(w->b64[x], w->fb[x / k], pl->beta, pl->sb, w->qb + x, kn, &last); }
+    for (int lvl = 2; lvl <= pl->levels; lvl++)
+        for (int s = 1; s <= pl->sa; s++) {
+            int t = lvl - s;
+            if (t < 1 || t > pl->sb) continue;
+            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)n, (int)m, (int)k, 1.0, w->qb + (size_t)(t - 1) * kn,
+                        (int)k, w->qa + (size_t)(s - 1) * mk, (int)k, 0.0, w->p, (int)n);
+            r->n_gemms++;
+            for (size_t x = 0; x < mn; x++) ref_v2_accumulate_one(w->h, w->l, w->err, w->p, w->ea, w->fb, n, pl->beta * lvl, (int64_t)x);
+        }
+    return MMP_STATUS_OK;
+}
+
 static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const void *b, const void *c,
                             const mmp_gemm *g, const mmp_ref_options *o, int threads)
 {
@@ -108,8 +182,8 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model)");
     for (size_t x = 0; x < mk; x++) w->a64[x] = ref_v2_decode_one(a, &f.fa, g->la, g->lda, m, k, 1, (int64_t)x);
     for (size_t x = 0; x < kn; x++) w->b64[x] = ref_v2_decode_one(b, &f.fb, g->lb, g->ldb, k, n, 0, (int64_t)x);
-    int beta, sa0, sb0;
-    ref_slicing(&beta, &sa0, &sb0, k, ref_format_bits(g->a), ref_format_bits(g->b), o->slices);
+    int beta, sa0, sb0, imma = ref_plan_route(g, o);
+    ref_slicing_route(&beta, &sa0, &sb0, k, ref_format_bits(g->a), ref_format_bits(g->b), o->slices, imma);
     for (int64_t i = 0; i < m; i++) {
         stats_serial(&w->sta[i], w->a64 + i * k, k, beta);
         w->ea[i] = w->sta[i].e; w->bada[i] = w->sta[i].n_bad > 0;
@@ -122,7 +196,8 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
     int ns = ref_plan_samples(smp, m, n);
     ref_plan_estimate(smp, ns, w->a64, w->b64, k);
     ref_v2_plan pl;
-    ref_plan_make(&pl, g, o, w->sta, w->stb, smp, ns, REF_DEVICE_W_DOT);
+    ref_plan_make_route(&pl, g, o, w->sta, w->stb, smp, ns, REF_DEVICE_W_DOT, imma);
+    r->imma = pl.imma;
     r->slices_a = pl.sa; r->slices_b = pl.sb; r->slice_bits = pl.beta; r->slice_levels = pl.levels;
     r->split.sparse = pl.sparse; r->split.n_remainders = pl.nnz_a + pl.nnz_b;
     MMP_TRY(nonfinite_lists(&w->nfa_ptr, &w->nfa_k, w->a64, w->sta, m, k));
@@ -150,22 +225,9 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
         ref_plan_vectors(w->ra_max, w->a_sum, w->a_ss, NULL, w->sta, m, pl.sa, k);
         ref_plan_vectors(w->rb_max, w->b_sum, NULL, w->b_rl, w->stb, n, pl.sb, k);
     }
-    w->qa = malloc(mk * pl.sa * sizeof(double)); w->qb = malloc(kn * pl.sb * sizeof(double));
-    w->p = malloc(mn * sizeof(double)); w->h = calloc(mn, sizeof(double)); w->l = calloc(mn, sizeof(double));
-    w->err = calloc(mn, sizeof(double));
-    if (!w->qa || !w->qb || !w->p || !w->h || !w->l || !w->err)
-        return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model state)");
-    for (size_t x = 0; x < mk; x++) { double last; ref_split(w->a64[x], w->ea[x / k], pl.beta, pl.sa, w->qa + x, mk, &last); }
-    for (size_t x = 0; x < kn; x++) { double last; ref_split(w->b64[x], w->fb[x / k], pl.beta, pl.sb, w->qb + x, kn, &last); }
-    for (int lvl = 2; lvl <= pl.levels; lvl++)
-        for (int s = 1; s <= pl.sa; s++) {
-            int t = lvl - s;
-            if (t < 1 || t > pl.sb) continue;
-            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)n, (int)m, (int)k, 1.0, w->qb + (size_t)(t - 1) * kn,
-                        (int)k, w->qa + (size_t)(s - 1) * mk, (int)k, 0.0, w->p, (int)n);
-            r->n_gemms++;
-            for (size_t x = 0; x < mn; x++) ref_v2_accumulate_one(w->h, w->l, w->err, w->p, w->ea, w->fb, n, pl.beta * lvl, (int64_t)x);
-        }
+    w->h = calloc(mn, sizeof(double)); w->l = calloc(mn, sizeof(double)); w->err = calloc(mn, sizeof(double));
+    if (!w->h || !w->l || !w->err) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model state)");
+    MMP_TRY(pl.imma ? model_imma(r, w, &pl, m, n, k) : model_dgemm(r, w, &pl, m, n, k));
     f.a = a; f.b = b; f.c = c; f.la = g->la; f.lb = g->lb; f.lc = g->lc; f.lda = g->lda; f.ldb = g->ldb;
     f.ldc = g->ldc; f.m = m; f.n = n; f.k = k; f.alpha = g->alpha; f.beta = g->beta;
     f.sparse = pl.sparse; f.beta_bits = pl.beta; f.sb = pl.sb; f.ea = w->ea; f.fbx = w->fb;
@@ -181,6 +243,10 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
     memcpy(r->d64, w->h, mn * sizeof(double));
     memcpy(r->dout, w->l, mn * sizeof(double));
     if (r->absbound) {   /* |A|, |B| into the slice planes, as the device does */
+        if (!w->qa) w->qa = malloc(mk * sizeof(double));
+        if (!w->qb) w->qb = malloc(kn * sizeof(double));
+        if (!w->p) w->p = malloc(mn * sizeof(double));
+        if (!w->qa || !w->qb || !w->p) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model)");
         for (size_t x = 0; x < mk; x++) w->qa[x] = fabs(ref_v2_decode_one(a, &f.fa, g->la, g->lda, m, k, 1, (int64_t)x));
         for (size_t x = 0; x < kn; x++) w->qb[x] = fabs(ref_v2_decode_one(b, &f.fb, g->lb, g->ldb, k, n, 0, (int64_t)x));
         cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)n, (int)m, (int)k, 1.0, w->qb, (int)k, w->qa,

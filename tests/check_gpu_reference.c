@@ -5,8 +5,10 @@
  * dimensions and alpha/beta; on entries far below their row/column maximum (both remainder
  * modes: exact lists and the bound), every output format (C in it too), and a known answer
  * that needs the remainder cross term; plus the |A||B| bound, and version 2's plan (slices,
- * remainder mode) equals the CPU path's; version 2 also reading the caller's device copies of
- * the operands (mmp_ref_options.dev_*) instead of uploading. Each Check test runs in a forked child, so CUDA is
+ * remainder mode) equals the CPU path's on the DGEMM route; version 2 on the int8 route (int8
+ * slices on integer tensor cores, ref_cuda2_imma.cu) on every problem whose formats allow it;
+ * version 2 also reading the caller's device copies of the operands (mmp_ref_options.dev_*)
+ * instead of uploading. Each Check test runs in a forked child, so CUDA is
  * initialised there, never in this process. Without a device: prints why, exits 77.
  *
  *   build/suites/check_gpu_reference            (ctest -L gpu; MMP_SEED=n to reproduce)
@@ -16,6 +18,7 @@
 
 #include "mmaprobe/reference.h"
 #include "reference/ref_internal.h"
+#include "reference/ref_plan.h"
 #include "tests/lib/ref_testgen.h"
 
 static const struct {
@@ -30,14 +33,18 @@ static const struct {
 };
 enum { N_COMBOS = sizeof combos / sizeof combos[0] };
 
-/* version 3 here: version 2 reading device copies of the operands (mmp_ref_options.dev_*) */
+/* versions here: 1; 2 on the DGEMM route; 3: version 2 reading device copies of the operands
+ * (mmp_ref_options.dev_*), route chosen by the plan; 4: version 2 on the int8 route where the
+ * formats allow it (ref_plan_route) */
 static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int version)
 {
     mmp_ref_options o;
     mmp_ref_options_init(&o);
     o.path = path;
     o.want_absbound = 1;
-    o.device_version = version == 3 ? 2 : version;
+    o.device_version = version >= 3 ? 2 : version;
+    o.imma = version == 2 ? 2 : version == 4 ? 1 : 0;
+    int want_imma = version == 4 && ref_plan_route(&p->g, &o);
     void *da = NULL, *db = NULL, *dc = NULL;
     if (version == 3) {
         const mmp_gemm *g = &p->g;
@@ -52,8 +59,11 @@ static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int ver
     if (version == 3) {
         if (st == MMP_STATUS_OK && !r->is_integer)
             ck_assert_msg(r->split.upload_s == 0.0 || r->split.version != 2, "device operands were uploaded again");
-        version = 2;
     }
+    if (path == MMP_REF_PATH_CUDA && version >= 2 && st == MMP_STATUS_OK && !r->is_integer)
+        ck_assert_msg(version == 3 || r->imma == want_imma, "device version %d: route %s, asked for %s", version,
+                      r->imma ? "int8" : "dgemm", want_imma ? "int8" : "dgemm");
+    if (version >= 3) version = 2;
     ck_assert_msg(st == MMP_STATUS_OK, "mmp_ref_gemm (%s v%d): %s", path == MMP_REF_PATH_CUDA ? "cuda" : "cpu",
                   version, mmp_error_last());
     if (path == MMP_REF_PATH_CUDA && !r->is_integer)
@@ -66,13 +76,13 @@ static void compare_problem(const prob *p, const char *what)
     int64_t m = p->g.m, n = p->g.n, k = p->g.k;
     mmp_ref_result rc;
     compute(&rc, p, MMP_REF_PATH_CERTIFIED, 0);
-    for (int version = 3; version >= 1; version--) {   /* 3: version 2 on device operands */
+    for (int version = 4; version >= 1; version--) {   /* 4: int8 route; 3: on device operands */
         mmp_ref_result rg;
         compute(&rg, p, MMP_REF_PATH_CUDA, version);
         /* the same rules make the same square and mode; a triangle (bound mode) is weighed with
          * the device's and the host's costs of the dot stage, so either may take one */
         int squares = rg.slice_levels == rg.slices_a + rg.slices_b && rc.slice_levels == rc.slices_a + rc.slices_b;
-        if (version >= 2 && !rc.is_integer)
+        if (version >= 2 && !rc.is_integer && !rg.imma)   /* the DGEMM route: the CPU path's slicing */
             ck_assert_msg(rg.split.sparse == rc.split.sparse && (!squares || (rg.slices_a == rc.slices_a &&
                           rg.slices_b == rc.slices_b && rg.split.n_remainders == rc.split.n_remainders)),
                           "%s: plan v2 %dx%d sparse %d (%lld remainders), cpu %dx%d sparse %d (%lld)", what, rg.slices_a,

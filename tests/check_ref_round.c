@@ -332,7 +332,10 @@ static void v2_model_agrees(mmp_format fa, mmp_format fb, mmp_format fc, mmp_for
     o.slices = force_slices;
     mmp_ref_result rv, rm, rc;
     mmp_ref_result_init(&rv); mmp_ref_result_init(&rm); mmp_ref_result_init(&rc);
+    /* the DGEMM route here (its plan is the CPU path's); the int8 route below, and in check_ref_imma */
+    o.imma = 2;
     ck_assert_msg(ref_v2_host_run(&rv, p.a, p.b, p.c, &p.g, &o, 2) == MMP_STATUS_OK, "%s", mmp_error_last());
+    ck_assert_int_eq(rv.imma, 0);
     if (force_levels > 0 && !rv.is_integer)
         ck_assert_msg(rv.slice_levels == (force_levels < rv.slices_a + rv.slices_b ? force_levels : rv.slices_a + rv.slices_b),
                       "forced levels %d: the model made %d", force_levels, rv.slice_levels);
@@ -343,6 +346,18 @@ static void v2_model_agrees(mmp_format fa, mmp_format fb, mmp_format fc, mmp_for
     o.path = MMP_REF_PATH_MPFR;
     o.want_absbound = 0;
     ck_assert(mmp_ref_gemm(&rm, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
+    /* the int8 route where the formats allow it (ref_plan_route): every element as MPFR too */
+    mmp_ref_result ri;
+    mmp_ref_result_init(&ri);
+    o.path = MMP_REF_PATH_CERTIFIED;
+    o.imma = 1;
+    ck_assert_msg(ref_v2_host_run(&ri, p.a, p.b, p.c, &p.g, &o, 2) == MMP_STATUS_OK, "%s", mmp_error_last());
+    for (int64_t x = 0; x < m * n; x++)
+        ck_assert_msg(same_bits(ri.d64[x], rm.d64[x]) && same_bits(ri.dout[x], rm.dout[x]),
+                      "int8 route (%d) %s->%s kind %d %lldx%lldx%lld (%lld,%lld): %a/%a mpfr %a/%a", ri.imma,
+                      mmp_format_name(fa), mmp_format_name(fd), (int)kind, (long long)m, (long long)n, (long long)k,
+                      (long long)(x / n), (long long)(x % n), ri.d64[x], ri.dout[x], rm.d64[x], rm.dout[x]);
+    mmp_ref_result_clear(&ri);
     /* the same square and mode by version 1's rules; in bound mode a triangle may be chosen by
      * either, with the device's and the host's weights (REF_DEVICE_W_DOT, REF_HOST_W_DOT) */
     int squares = rv.slice_levels == rv.slices_a + rv.slices_b && rc.slice_levels == rc.slices_a + rc.slices_b;
@@ -482,6 +497,7 @@ START_TEST(wide_data_take_a_triangle)
               GEN_WIDE);
     mmp_ref_options o;
     mmp_ref_options_init(&o);
+    o.imma = 2;   /* the DGEMM route's triangle (check_ref_imma: the int8 route's) */
     mmp_ref_result rc, rv;
     mmp_ref_result_init(&rc);
     mmp_ref_result_init(&rv);

@@ -88,6 +88,11 @@ typedef struct mmp_ref_options {
     /* appended: certified paths, slice pairs s + t <= levels only (a triangle, bounded; with
      * slices = 0 each operand gets levels - 1 slices); 0 = chosen from the data (tests force it) */
     int levels;
+    /* appended: device path version 2, the route of its exact slice products: 0 = chosen by the
+     * plan's cost model (the environment variable MMP_REF_IMMA=0|1 overrides 0), 1 = int8 slices
+     * on integer tensor cores (cublasGemmEx, int32 results) where the formats allow, 2 = binary64
+     * slices and cublasDgemm. Other paths ignore it. */
+    int imma;
 } mmp_ref_options;
 
 typedef struct mmp_ref_timing {
@@ -146,6 +151,8 @@ typedef struct mmp_ref_result {
     double *dev_d64, *dev_dout, *dev_absbound;
     int slice_levels;         /* appended: certified paths, the slice pairs s + t <= slice_levels
                                  made (slices_a + slices_b: every pair) */
+    int imma;                 /* appended: device path version 2: 1 when its slice products ran as
+                                 int8 GEMMs (n_gemms counts those calls), 0 for DGEMMs */
 } mmp_ref_result;
 
 void mmp_ref_options_init(mmp_ref_options *o);

@@ -10,6 +10,9 @@
 #      prepare/finish; --device-version 1) for comparison, without the sample, and version 2
 #      with pageable uploads/downloads (MMP_REF_PIN=0) against the default pinned ones.
 #   2. bf16 x bf16 -> fp32 at 8192^3 with 2,000 sampled elements (fewer slices), version 2.
+#      Version 2 takes the route of its plan (int8 slices on integer tensor cores for these
+#      formats, ref_plan.h); with operands on the device, bf16 and fp32 also run the DGEMM route
+#      in the same process (--routes 0,2; scripts/device/21-ozaki.sh has both on more data).
 #   3. The device path (version 2) against the CPU certified path, every element bit for bit, at 2048^3 or
 #      1024^3: fp32 (column-major, alpha -0.75, beta 0.5), bf16 -> bf16, e4m3 x e5m2 -> fp16,
 #      fp16 -> fp16 (alpha 2, beta -1).
@@ -50,11 +53,11 @@ run() {   # name, timeout, args...
     grep -E '^(certified|cublas dgemm|device|naive|sampled|compared|operands|# disagreements)|FAILED' "$out/$name.txt" || true
 }
 run gpu-fp32-8192 90 --gpu --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 10000 --naive-size 512
-# bf16 inputs need one DGEMM (fp32: 2 x 2 slices, 4 DGEMMs): the device path's best case
+# bf16 inputs: the fewest slices (DGEMM route: one DGEMM; fp32: 2 x 2 slices, 4 DGEMMs)
 run gpu-bf16-8192 60 --gpu --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
 # operands already on the device (as the kernel's are in a harness, and the DGEMM's): no upload
-run gpu-bf16-8192-ondev 40 --gpu --operands-on-device --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
-run gpu-fp32-8192-ondev 40 --gpu --operands-on-device --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
+run gpu-bf16-8192-ondev 50 --gpu --operands-on-device --routes 0,2 --a bf16 --b bf16 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
+run gpu-fp32-8192-ondev 50 --gpu --operands-on-device --routes 0,2 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0
 # every tensor-core input format: fp16 -> fp16, tf32 -> fp32, e4m3 x e5m2 -> bf16 (one DGEMM each)
 run gpu-fp16-8192-ondev 40 --gpu --operands-on-device --a fp16 --b fp16 --d fp16 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000
 run gpu-tf32-8192-ondev 40 --gpu --operands-on-device --a tf32 --b tf32 --d fp32 --sizes 8192 --mpfr-rows 0 --mpfr-full-max 0 --sample 2000

@@ -5,7 +5,9 @@
 # bf16 -> fp32 and fp32 -> fp32: per run the time, the dot stage's share and count, what went
 # on to the exact evaluator and MPFR, and 10^4 random elements against pure MPFR (0
 # disagreements expected). Then wide and special at 1024^3 compared with the CPU certified
-# path element by element. Writes $OUT/refwide/ (one .txt per run, summary.txt).
+# path element by element. Writes $OUT/refwide/ (one .txt per run, summary.txt). The route of
+# the slice products is the plan's (int8 on integer tensor cores for these formats; each line
+# names it); scripts/device/21-ozaki.sh sets it against the DGEMM route.
 # budget-seconds: 300
 set -u
 . "$(dirname "$0")/lib.sh"
