@@ -150,17 +150,27 @@ static int sanitize(mmp_case_result *res, const mmp_case *cases, size_t n, const
 }
 
 /* The failures at the end of the run (pytest's short summary): each with its message and the
- * command that re-runs it alone; at most MAX_LISTED, the rest counted (all are in RUN.json). */
+ * command that re-runs it alone; at most MAX_LISTED, the rest counted (all are in RUN.json).
+ * Cases that an interrupt left unfinished are ERROR interrupted in the document (a gate sees
+ * them) but one count here: they did not fail, they did not run. */
+static int unfinished(const mmp_case_result *r)
+{
+    return r->verdict == MMP_VERDICT_ERROR && r->reasons == MMP_REASON_INTERRUPTED;
+}
+
 static void print_failures(FILE *out, const mmp_case_result *res, size_t n, const char *rerun)
 {
     enum { MAX_LISTED = 30 };
-    size_t bad = 0, listed = 0;
-    for (size_t i = 0; i < n; i++) bad += res[i].verdict == MMP_VERDICT_FAIL || res[i].verdict == MMP_VERDICT_ERROR;
-    if (!bad) return;
-    fprintf(out, "\n%zu failed (FAIL or ERROR):\n", bad);
+    size_t bad = 0, listed = 0, cut = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (unfinished(&res[i])) cut++;
+        else bad += res[i].verdict == MMP_VERDICT_FAIL || res[i].verdict == MMP_VERDICT_ERROR;
+    }
+    if (!bad && !cut) return;
+    if (bad) fprintf(out, "\n%zu failed (FAIL or ERROR):\n", bad);
     for (size_t i = 0; i < n && listed < MAX_LISTED; i++) {
         const mmp_case_result *r = &res[i];
-        if (r->verdict != MMP_VERDICT_FAIL && r->verdict != MMP_VERDICT_ERROR) continue;
+        if ((r->verdict != MMP_VERDICT_FAIL && r->verdict != MMP_VERDICT_ERROR) || unfinished(r)) continue;
         char why[160];
         fprintf(out, "%-5s ", mmp_verdict_name(r->verdict));
         mmp_text_fputs(out, r->id);
@@ -169,6 +179,9 @@ static void print_failures(FILE *out, const mmp_case_result *res, size_t n, cons
         listed++;
     }
     if (listed < bad) fprintf(out, "... and %zu more (every one is in the run document)\n", bad - listed);
+    if (cut)
+        fprintf(out, "\n%zu case(s) did not finish: interrupted (ERROR interrupted in the run document; run again "
+                     "to finish them)\n", cut);
     fputc('\n', out);
 }
 

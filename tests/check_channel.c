@@ -284,6 +284,10 @@ START_TEST(test_short_message_then_sigint)
     ck_assert_int_eq(r.cases[0].verdict, MMP_VERDICT_ERROR);
     ck_assert(r.cases[0].reasons & MMP_REASON_PROTOCOL);
     ck_assert(r.cases[1].reasons & MMP_REASON_INTERRUPTED);
+    /* the failure summary lists the protocol ERROR and counts the unfinished cases, once */
+    ck_assert_ptr_nonnull(strstr(out_text, "1 failed (FAIL or ERROR)"));
+    ck_assert_ptr_nonnull(strstr(out_text, "2 case(s) did not finish: interrupted"));
+    ck_assert_ptr_null(strstr(out_text, "ERROR mut_host_hang"));
     mmp_run_clear(&r);
 }
 END_TEST
