@@ -26,6 +26,8 @@
  *              lists (v2_list_kernel). Bound: the per-vector maxima and sums of ref_drop_bound.
  *              The NaN/Inf positions of every row and column (v2_list_kernel): an element
  *              whose row or column holds one is decided from those products' classes alone.
+ *              Float inputs: the zero and sign masks of every row and column (v2_mask_kernel),
+ *              which sign the exact zero sums in the finish (ref_v2_zero_neg).
  *   4. slice   step 2 on the device (ref_split, the host's function); a64, b64 are then freed.
  *   5. DGEMMs  one cublasDgemm per slice pair, exact (step 3), largest weights first, each
  *              followed by v2_accumulate_kernel (steps 4, 6: ref_acc into (h, l, err)).
@@ -38,7 +40,8 @@
  *              with exact TwoProds (b - rB is b truncated to the slices' grid: a double, and the
  *              subtraction is exact), or the bound; alpha and beta C_ij by TwoProd (ref_finish);
  *              the decision ref_decide_hd (ref_round.h: the very code the CPU path runs) gives
- *              d64 = RN64(X) and dout = RN_fmt(X) or marks the element undecided. d64 and dout
+ *              d64 = RN64(X) and dout = RN_fmt(X) or marks the element undecided; an exact zero
+ *              sum takes its sign from the masks (ref_v2_zero_neg, ref_v2_dot_decide). d64 and dout
  *              overwrite h and l in place; undecided indices go to a list (first 2^20; beyond
  *              that the err array holds every flag).
  *   6b. dot    when elements stay open: a64, b64 decoded again into the slice planes, and each
@@ -87,6 +90,7 @@ typedef struct {
     unsigned long long *n_dot;              /* elements the dot stage decided */
     int *ra_k, *rb_k, *nfa_k, *nfb_k;
     double *ra_v, *rb_v;
+    uint64_t *za, *sa, *zb, *sb;            /* zero and sign masks (ref_v2_zero_neg) */
     cublasHandle_t blas;
     ref_imma_dev im;                        /* the int8 route's planes */
     size_t free0, free_min;
@@ -118,6 +122,7 @@ static void dev_free(v2_dev *g)
     DFREE(g->rb_max); DFREE(g->b_sum); DFREE(g->a_ss); DFREE(g->b_rl); DFREE(g->ra_ptr); DFREE(g->rb_ptr);
     DFREE(g->n_und); DFREE(g->und); DFREE(g->nfa_ptr); DFREE(g->nfb_ptr); DFREE(g->n_dot); DFREE(g->ra_k);
     DFREE(g->rb_k); DFREE(g->nfa_k); DFREE(g->nfb_k); DFREE(g->ra_v); DFREE(g->rb_v);
+    DFREE(g->za); DFREE(g->sa); DFREE(g->zb); DFREE(g->sb);
     ref_cuda2_imma_free(&g->im);
     if (g->blas) cublasDestroy(g->blas);
     g->blas = NULL;
@@ -240,6 +245,16 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
     r->split.sparse = pl->sparse;
     MMP_TRY(nonfinite_lists(g, &g->nfa_ptr, &g->nfa_k, &hv->nfa_ptr, hv->va, g->a64, m, k));
     MMP_TRY(nonfinite_lists(g, &g->nfb_ptr, &g->nfb_k, &hv->nfb_ptr, hv->vb, g->b64, n, k));
+    int exact, ints;
+    ref_dot_flags(&exact, &ints, gm);
+    if (!ints) {   /* the masks that sign exact zero sums in the finish (ref_v2_zero_neg) */
+        int64_t kw = (k + 63) / 64;
+        MMP_TRY(dalloc(g, &g->za, (size_t)(m * kw))); MMP_TRY(dalloc(g, &g->sa, (size_t)(m * kw)));
+        MMP_TRY(dalloc(g, &g->zb, (size_t)(n * kw))); MMP_TRY(dalloc(g, &g->sb, (size_t)(n * kw)));
+        if (m * kw) v2_mask_kernel<<<blocks(m * kw), 256>>>(g->za, g->sa, g->a64, m, k, kw);
+        if (n * kw) v2_mask_kernel<<<blocks(n * kw), 256>>>(g->zb, g->sb, g->b64, n, k, kw);
+        MMP_CUDA_CHECK(cudaGetLastError());
+    }
     if (pl->sparse) {   /* list offsets from the counts; the lists themselves on the device */
         MMP_TRY(halloc(&hv->ra_ptr, m + 1)); MMP_TRY(halloc(&hv->rb_ptr, n + 1));
         for (int64_t i = 0; i < m; i++) hv->ra_ptr[i + 1] = hv->ra_ptr[i] + hv->va[i].cnt[pl->sa];
@@ -401,6 +416,9 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     fa2.ra_k = g->ra_k; fa2.rb_k = g->rb_k; fa2.ra_v = g->ra_v; fa2.rb_v = g->rb_v;
     fa2.drop = ref_drop_view{sa, sb, pl.levels, g->ra_max, g->a_sum, g->rb_max, g->b_sum, g->a_ss, g->b_rl};
     fa2.nfa_ptr = g->nfa_ptr; fa2.nfb_ptr = g->nfb_ptr; fa2.nfa_k = g->nfa_k; fa2.nfb_k = g->nfb_k;
+    fa2.zero_mode = g->za ? REF_V2_ZERO_MASK : REF_V2_ZERO_INT;   /* no masks: integer inputs */
+    fa2.kw = (k + 63) / 64;
+    fa2.zero_a = g->za; fa2.sign_a = g->sa; fa2.zero_b = g->zb; fa2.sign_b = g->sb;
     v2_finish_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, fa2, g->n_und, g->und, UNDECIDED_CAP);
     MMP_TRY(sync_add(&r->split.finish_s, t1));
     MMP_TRY(dot_stage(r, g, gm, &fa2));

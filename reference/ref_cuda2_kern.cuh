@@ -80,6 +80,17 @@ __global__ void v2_stats_kernel(const double *x, int64_t len, int beta, ref_vsta
     }
 }
 
+/* The zero and sign masks (ref_v2.h: ref_v2_mask_word, the host model's function) of `rows`
+ * contiguous vectors of length len, kw words each: one thread per word. */
+__global__ void v2_mask_kernel(uint64_t *z, uint64_t *sg, const double *x, int64_t rows, int64_t len, int64_t kw)
+{
+    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= rows * kw) return;
+    const double *v = x + t / kw * len;
+    z[t] = ref_v2_mask_word(v, len, t % kw, 0);
+    sg[t] = ref_v2_mask_word(v, len, t % kw, 1);
+}
+
 /* Plain double estimates of the sampled elements (ref_plan.h), one warp each. */
 __global__ void v2_sample_kernel(ref_sample *s, int ns, const double *a64, const double *b64, int64_t k)
 {

@@ -29,7 +29,49 @@ typedef struct ref_v2_args {
     ref_drop_view drop;               /* bound mode: what the plan drops (ref_plan.h) */
     const int64_t *nfa_ptr, *nfb_ptr; /* NaN/Inf positions k by rows of A, columns of B (or NULL) */
     const int *nfa_k, *nfb_k;
+    int zero_mode;                    /* exact zero sums: REF_V2_ZERO_* (ref_v2_zero_neg) */
+    int64_t kw;                       /* 64-bit words per mask: ceil(K / 64) */
+    const uint64_t *zero_a, *sign_a;  /* masks by rows of A (kw words each; ref_v2_mask_word) */
+    const uint64_t *zero_b, *sign_b;  /* masks by columns of B */
 } ref_v2_args;
+
+/* ---- the sign of an exact zero sum without the dot stage ----
+ * A sum S that the finish proves exactly 0 (h = l = 0 and no uncertainty) is -0 only when every
+ * product a_ik b_kj is -0 (IEEE 754 and MPFR, round to nearest), else +0. With finite a, b (rows
+ * and columns holding NaN/Inf are decided by class before this), the product as ref_v2_dot_add
+ * sees it is -0 exactly when one factor is zero and the signs differ: a nonzero product, even
+ * one that underflows, clears ref_v2_dot_add's neg_zero, and so does a zero one of equal signs.
+ * Bit k of a row's masks: zero (a_ik == 0) and sign (signbit(a_ik)); likewise for B's columns;
+ * bits k >= K are 0. Then the product k is -0 iff bit k of (Z_A | Z_B) & (S_A ^ S_B) is set,
+ * and S is -0 iff all K bits are set (K > 0): the very flag ref_v2_dot_add accumulates.
+ * Integer inputs: every product is +0 (ref_v2_dot_add's int_inputs). */
+enum { REF_V2_ZERO_OFF = 0, REF_V2_ZERO_INT = 1, REF_V2_ZERO_MASK = 2 };
+
+/* Word w (bits k = 64 w .. 64 w + 63) of the zero mask (sign = 0) or sign mask (sign = 1) of a
+ * contiguous vector v of length len. */
+REF_HD uint64_t ref_v2_mask_word(const double *v, int64_t len, int64_t w, int sign)
+{
+    uint64_t m = 0;
+    for (int b = 0; b < 64 && w * 64 + b < len; b++) {
+        double x = v[w * 64 + b];
+        if (sign ? signbit(x) != 0 : x == 0.0) m |= (uint64_t)1 << b;
+    }
+    return m;
+}
+
+/* 1 when every product of row i of A and column j of B is -0 (the masks of f). */
+REF_HD int ref_v2_zero_neg(const ref_v2_args *f, int64_t i, int64_t j)
+{
+    if (f->zero_mode != REF_V2_ZERO_MASK || f->k <= 0) return 0;
+    const uint64_t *za = f->zero_a + i * f->kw, *sa = f->sign_a + i * f->kw;
+    const uint64_t *zb = f->zero_b + j * f->kw, *sb = f->sign_b + j * f->kw;
+    int tail = (int)(f->k % 64);
+    for (int64_t w = 0; w < f->kw; w++) {
+        uint64_t need = w == f->kw - 1 && tail ? ((uint64_t)1 << tail) - 1 : ~(uint64_t)0;
+        if ((((za[w] | zb[w]) & (sa[w] ^ sb[w])) & need) != need) return 0;
+    }
+    return 1;
+}
 
 /* Native operand element x of the dense binary64 copy (row-major rows x cols, or column-major). */
 REF_HD double ref_v2_decode_one(const void *src, const mmp_format_hd *f, int layout, int64_t ld, int64_t rows,
@@ -112,8 +154,9 @@ REF_HD double ref_v2_absbound_x(double ab, const ref_v2_args *f, int64_t x)
  * The products a_ik b_kj in k order into an error-tracked double-double (ref_acc: the value is
  * within h + l +- err), so the uncertainty is about K^2 u^2 sum |a b| instead of the slices'
  * dropped remainders: it decides nearly every element whose terms span a wide exponent range
- * (`wide`), and the non-finite and exactly-zero sums (`special`, `onehot`) are decided by class
- * and sign, by the rules ref_exact.c follows (MPFR's). What it cannot decide stays open. */
+ * (`wide`), and the non-finite and exactly-zero sums are decided by class and sign, by the rules
+ * ref_exact.c follows (MPFR's); the finish signs most exact zeros itself (ref_v2_zero_neg, with
+ * ref_v2_dot_decide), so `onehot` data need no dot stage. What it cannot decide stays open. */
 typedef struct ref_v2_dot {
     double h, l, err;
     int cls;        /* REF_CLS_* of the sum so far */
@@ -257,6 +300,18 @@ REF_HD int ref_v2_finish_one(double *h, double *l, double *err, const ref_v2_arg
     if (!f->sparse) E += ref_drop_bound(&f->drop, i, j);
     if (bad) E = INFINITY;
     double cv = f->beta != 0.0 ? mmp_format_hd_load(f->c, ref_index(f->lc, f->ldc, i, j), &f->fc) : 0.0;
+    if (f->zero_mode != REF_V2_ZERO_OFF && f->fd.is_float && hh == 0.0 && ll == 0.0 && E == 0.0) {
+        /* S is exactly 0 (E = 0: no dropped or unknown term; bad rows have E = Inf): its sign
+         * from the masks, then alpha and beta c by the dot stage's own decision */
+        ref_v2_dot s;
+        ref_v2_dot_init(&s, f->k);
+        s.neg_zero = ref_v2_zero_neg(f, i, j);
+        double d64 = 0, dout = 0;
+        if (ref_v2_dot_decide(&d64, &dout, &s, f->alpha, f->beta, cv, &f->fd)) {
+            h[x] = d64; l[x] = dout; err[x] = 0.0;
+            return 1;
+        }
+    }
     if (!f->fd.is_float && hh == 0.0 && ll == 0.0 && E == 0.0) {
         /* an exact zero sum (integer products are +0) for an integer output: X = alpha 0 + beta c
          * is zero when beta c is, its sign by the IEEE rules, which are MPFR's here */

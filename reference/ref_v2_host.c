@@ -44,6 +44,7 @@ typedef struct {
     int64_t *ra_ptr, *rb_ptr, *und, *nfa_ptr, *nfb_ptr;
     double *ra_v, *rb_v, *ra_max, *a_sum, *rb_max, *b_sum, *a_ss, *b_rl;
     ref_vstats *sta, *stb;
+    uint64_t *za, *sa, *zb, *sb;
 } model;
 
 static void model_free(model *w)
@@ -52,7 +53,18 @@ static void model_free(model *w)
     free(w->ea); free(w->fb); free(w->ra_k); free(w->rb_k); free(w->bada); free(w->badb); free(w->ra_ptr);
     free(w->rb_ptr); free(w->und); free(w->ra_v); free(w->rb_v); free(w->ra_max); free(w->a_sum); free(w->rb_max);
     free(w->b_sum); free(w->sta); free(w->stb); free(w->a_ss); free(w->b_rl); free(w->nfa_k); free(w->nfb_k);
-    free(w->nfa_ptr); free(w->nfb_ptr);
+    free(w->nfa_ptr); free(w->nfb_ptr); free(w->za); free(w->sa); free(w->zb); free(w->sb);
+}
+
+/* The zero and sign masks of `rows` contiguous vectors of length len (ref_v2_mask_word; the
+ * device's v2_mask_kernel). */
+static void build_masks(uint64_t *z, uint64_t *sg, const double *x, int64_t rows, int64_t len, int64_t kw)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t w = 0; w < kw; w++) {
+            z[r * kw + w] = ref_v2_mask_word(x + r * len, len, w, 0);
+            sg[r * kw + w] = ref_v2_mask_word(x + r * len, len, w, 1);
+        }
 }
 
 /* The statistics of one contiguous vector, serially (v2_stats_kernel computes the same). */
@@ -235,6 +247,20 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
     f.rb_k = w->rb_k; f.ra_v = w->ra_v; f.rb_v = w->rb_v;
     f.drop = (ref_drop_view){pl.sa, pl.sb, pl.levels, w->ra_max, w->a_sum, w->rb_max, w->b_sum, w->a_ss, w->b_rl};
     f.nfa_ptr = w->nfa_ptr; f.nfb_ptr = w->nfb_ptr; f.nfa_k = w->nfa_k; f.nfb_k = w->nfb_k;
+    int exact, ints;
+    ref_dot_flags(&exact, &ints, g);
+    f.zero_mode = ints ? REF_V2_ZERO_INT : REF_V2_ZERO_MASK;
+    f.kw = (k + 63) / 64;
+    if (!ints) {
+        size_t wa = (size_t)m * f.kw, wb = (size_t)n * f.kw;
+        w->za = malloc((wa + 1) * sizeof(uint64_t)); w->sa = malloc((wa + 1) * sizeof(uint64_t));
+        w->zb = malloc((wb + 1) * sizeof(uint64_t)); w->sb = malloc((wb + 1) * sizeof(uint64_t));
+        if (!w->za || !w->sa || !w->zb || !w->sb)
+            return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model masks)");
+        build_masks(w->za, w->sa, w->a64, m, k, f.kw);
+        build_masks(w->zb, w->sb, w->b64, n, k, f.kw);
+        f.zero_a = w->za; f.sign_a = w->sa; f.zero_b = w->zb; f.sign_b = w->sb;
+    }
     int64_t nu = 0;
     w->und = malloc(mn * sizeof(int64_t));
     if (!w->und) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model)");
