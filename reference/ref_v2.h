@@ -47,6 +47,15 @@ typedef struct ref_v2_args {
  * Integer inputs: every product is +0 (ref_v2_dot_add's int_inputs). */
 enum { REF_V2_ZERO_OFF = 0, REF_V2_ZERO_INT = 1, REF_V2_ZERO_MASK = 2 };
 
+/* The masks decide only where no product of two finite nonzero inputs can underflow to 0 in
+ * binary64: an fp64 operand's can (2^-1074 squared), and the exact sum of such products is a
+ * tiny nonzero that the slices' h = l = 0, E = 0 does not show; those zeros stay with the dot
+ * stage (REF_V2_ZERO_OFF). Every other input format's smallest subnormal is at least 2^-149. */
+REF_HD int ref_v2_masks_apply(const mmp_gemm *g)
+{
+    return g->a != MMP_FORMAT_FP64 && g->b != MMP_FORMAT_FP64;
+}
+
 /* Word w (bits k = 64 w .. 64 w + 63) of the zero mask (sign = 0) or sign mask (sign = 1) of a
  * contiguous vector v of length len. */
 REF_HD uint64_t ref_v2_mask_word(const double *v, int64_t len, int64_t w, int sign)

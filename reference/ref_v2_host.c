@@ -249,9 +249,9 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
     f.nfa_ptr = w->nfa_ptr; f.nfb_ptr = w->nfb_ptr; f.nfa_k = w->nfa_k; f.nfb_k = w->nfb_k;
     int exact, ints;
     ref_dot_flags(&exact, &ints, g);
-    f.zero_mode = ints ? REF_V2_ZERO_INT : REF_V2_ZERO_MASK;
+    f.zero_mode = ints ? REF_V2_ZERO_INT : ref_v2_masks_apply(g) ? REF_V2_ZERO_MASK : REF_V2_ZERO_OFF;
     f.kw = (k + 63) / 64;
-    if (!ints) {
+    if (f.zero_mode == REF_V2_ZERO_MASK) {
         size_t wa = (size_t)m * f.kw, wb = (size_t)n * f.kw;
         w->za = malloc((wa + 1) * sizeof(uint64_t)); w->sa = malloc((wa + 1) * sizeof(uint64_t));
         w->zb = malloc((wb + 1) * sizeof(uint64_t)); w->sb = malloc((wb + 1) * sizeof(uint64_t));

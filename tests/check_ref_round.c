@@ -405,12 +405,15 @@ START_TEST(v2_model_every_kind)
             v2_model_agrees(v2_combos[_i].a, v2_combos[_i].b, v2_combos[_i].c, v2_combos[_i].d, (gen_kind)kind, 0.0,
                             v2_combos[_i].a == MMP_FORMAT_INT8 && v2_combos[_i].d == MMP_FORMAT_FP32 ? 0.75 : alphas[v], betas[v]);
         /* what wide and special data leave open after the finish (the plan's bound, the NaN/Inf
-         * classes), the dot stage decides nearly all of (or at most 0.5 % of the elements are
-         * left: fp16 outputs overflow; fp64's wide sums reach beyond the decision's range) */
+         * classes), the dot stage decides nearly all of, or at most 1 % of the elements are left:
+         * fp16 outputs overflow; fp64's wide sums reach beyond the decision's range; alpha -0.75
+         * or 3 can make alpha S a binary64 midpoint that only beta c, far below its ulp, moves
+         * off (RN64 then needs more than the dot stage's double-double: the exact evaluator).
+         * The finish signs exact zero sums itself, so the dot stage may see nothing at all. */
         mmp_format in = v2_combos[_i].a;
         if ((kind == GEN_WIDE || kind == GEN_SPECIAL) && in != MMP_FORMAT_FP64 &&
             mmp_format_get_info(v2_combos[_i].d)->is_float)
-            ck_assert_msg(v2_dot_total >= 10 * v2_left_total || 200 * v2_left_total <= v2_elem_total,
+            ck_assert_msg(v2_dot_total >= 10 * v2_left_total || 100 * v2_left_total <= v2_elem_total,
                           "%s kind %d: dot %lld, left %lld of %lld", mmp_format_name(in), kind,
                           (long long)v2_dot_total, (long long)v2_left_total, (long long)v2_elem_total);
     }

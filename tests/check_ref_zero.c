@@ -7,7 +7,8 @@
  *     dot stage never used (the finish signs every exact zero);
  *   - onehot data (one nonzero per row of A and column of B, the other entries +-0 at random)
  *     and special-value data, several formats, both routes (DGEMM, int8): every element as
- *     MPFR and the CPU path; onehot sends nothing to the dot stage.
+ *     MPFR and the CPU path; onehot sends nothing to the dot stage (but for fp64 inputs);
+ *   - fp64 products that underflow to 0: their tiny exact sum, not the masks, signs the result.
  *
  *   build/tests/check_ref_zero            (ctest -L cpu; MMP_SEED=n to reproduce)
  */
@@ -21,6 +22,9 @@
 #include "reference/ref_v2.h"
 #include "tests/lib/ref_testgen.h"
 
+/* Slice levels forced on the host model and the CPU path (mmp_ref_options.levels; 0: the plan's). */
+static int force_levels;
+
 /* Host model, CPU certified path and MPFR on one problem; every element of the three equal bit
  * for bit. Returns the host model's result in *rv (the caller clears it). */
 static void three_agree(mmp_ref_result *rv, const void *a, const void *b, const void *c, const mmp_gemm *g, int imma,
@@ -29,6 +33,7 @@ static void three_agree(mmp_ref_result *rv, const void *a, const void *b, const 
     mmp_ref_options o;
     mmp_ref_options_init(&o);
     o.imma = imma;
+    o.levels = force_levels;
     mmp_ref_result rc, rm;
     mmp_ref_result_init(rv); mmp_ref_result_init(&rc); mmp_ref_result_init(&rm);
     ck_assert_msg(ref_v2_host_run(rv, a, b, c, g, &o, 1) == MMP_STATUS_OK, "%s", mmp_error_last());
@@ -117,6 +122,43 @@ START_TEST(hand_signed_zeros)
 }
 END_TEST
 
+/* fp64 inputs whose products underflow to 0 in binary64: the exact sum is a tiny nonzero, so
+ * its sign, not the products' zero signs, decides the zero that RN64 makes of it. Row i of A:
+ * (-1)^i 2^-1060 (subnormal; below the slices of its row, so the dropped-term bound underflows
+ * too), 2^-328, then 0; column j of B: 2^-75, (-1)^j 2^-851, 1. The sum's sign is row i's; the
+ * masks must not sign these zeros (ref_v2_masks_apply): every element as MPFR on both routes,
+ * half of them -0. */
+START_TEST(fp64_underflowing_products)
+{
+    enum { UM = 4, UN = 4 };
+    static const double ab[][2] = {{1, 0}, {-0.75, 0}, {2, 1}};
+    int negs = 0;
+    for (int K = 2; K <= 3; K++)
+        for (int t = 0; t < 6; t++) {
+            force_levels = t < 3 ? 0 : 4;   /* the plan's (remainders added exactly), a triangle (bounded) */
+            double a[UM * 3], b[3 * UN], c[UM * UN];
+            for (int i = 0; i < UM; i++)
+                for (int k = 0; k < K; k++) a[i * K + k] = k == 0 ? (i & 1 ? -0x1p-1060 : 0x1p-1060) : k == 1 ? 0x1p-328 : 0.0;
+            for (int k = 0; k < K; k++)
+                for (int j = 0; j < UN; j++) b[k * UN + j] = k == 0 ? 0x1p-75 : k == 1 ? (j & 1 ? -0x1p-851 : 0x1p-851) : 1.0;
+            for (int x = 0; x < UM * UN; x++) c[x] = x % 3 == 0 ? -0.0 : 0.0;
+            mmp_gemm g;
+            mmp_gemm_init(&g, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, UM, UN, K);
+            g.lb = MMP_LAYOUT_ROW;
+            g.alpha = ab[t % 3][0];
+            g.beta = ab[t % 3][1];
+            for (int imma = 1; imma <= 2; imma++) {
+                mmp_ref_result rv;
+                three_agree(&rv, a, b, c, &g, imma, "fp64 underflow");
+                for (int x = 0; x < UM * UN; x++) negs += rv.dout[x] == 0.0 && signbit(rv.dout[x]);
+                mmp_ref_result_clear(&rv);
+            }
+        }
+    force_levels = 0;
+    ck_assert_int_gt(negs, 0);
+}
+END_TEST
+
 enum { GEN_ONEHOT = GEN_SPECIAL + 1 };
 
 /* One nonzero per row of A and per column of B; the other entries +0 or -0 at random. */
@@ -163,7 +205,7 @@ START_TEST(onehot_and_special)
             for (int imma = 1; imma <= 2; imma++) {
                 mmp_ref_result rv;
                 three_agree(&rv, p.a, p.b, p.c, &p.g, imma, kind == GEN_ONEHOT ? "onehot" : "special");
-                if (kind == GEN_ONEHOT)
+                if (kind == GEN_ONEHOT && ref_v2_masks_apply(&p.g))   /* fp64: zeros go to the dot stage */
                     ck_assert_msg(rv.split.n_dot == 0 && rv.n_exact + rv.n_mpfr == 0,
                                   "onehot %s k %lld: dot %lld, exact %lld, mpfr %lld", mmp_format_name(combos[_i].a),
                                   (long long)k, (long long)rv.split.n_dot, (long long)rv.n_exact, (long long)rv.n_mpfr);
@@ -181,6 +223,7 @@ static Suite *ref_zero_suite(void)
     tcase_set_timeout(t, 120);
     tcase_add_loop_test(t, hand_signed_zeros, 0, 6);
     tcase_add_loop_test(t, onehot_and_special, 0, N_COMBOS);
+    tcase_add_test(t, fp64_underflowing_products);
     suite_add_tcase(s, t);
     return s;
 }
