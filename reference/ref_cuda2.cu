@@ -6,7 +6,8 @@
  *        kernels are compiled with -fmad=false (reference/CMakeLists.txt): a * b + c is two
  *        roundings, as on the host, which TwoProd/TwoSum (ref_acc, ref_finish) rely on.
  * Run:   build/bench_reference --gpu --sizes 8192 (scripts/device/20-reference.sh);
- *        MMP_REF_DEVICE_VERSION=1 or mmp_ref_options.device_version = 1 runs version 1.
+ *        MMP_REF_DEVICE_VERSION=1 or mmp_ref_options.device_version = 1 runs version 1;
+ *        MMP_REF_TRACE=1 prints the parts of each stage (kernels, allocations, host planning).
  *
  * Version 1 (ref_cuda.cu) loads and splits on the host, uploads binary64, downloads the
  * (h, l, err) state and decides on host threads: O(n^2) host work that, at large n, rivals the
@@ -70,6 +71,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,6 +165,21 @@ template <typename T> static mmp_status up(T *d, const T *h, size_t count)
 
 static unsigned blocks(int64_t count) { return (unsigned)((count + 255) / 256); }
 
+/* MMP_REF_TRACE=1: each mark waits for the device and prints the time since the previous mark
+ * to stderr ("ref v2 trace: what ms"), so that a stage's parts (kernels, allocations, host
+ * planning) can be told apart on the device. Off: nothing, no synchronisation. */
+static void trace(const char *what)
+{
+    static int on = -1;
+    static double last;
+    if (on < 0) { const char *e = getenv("MMP_REF_TRACE"); on = e && *e && strcmp(e, "0") != 0; }
+    if (!on) return;
+    cudaDeviceSynchronize();
+    double now = mmp_clock_now();
+    if (what) fprintf(stderr, "ref v2 trace: %-16s %8.3f ms\n", what, (now - last) * 1e3);
+    last = now;
+}
+
 static mmp_status sync_add(double *acc, double t0)
 {
     MMP_CUDA_CHECK(cudaGetLastError());
@@ -227,24 +244,30 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
     ref_slicing_route(&beta, &smax_a, &smax_b, k, ref_format_bits(gm->a), ref_format_bits(gm->b), o->slices, imma);
     MMP_TRY(dalloc(g, &g->ea, m)); MMP_TRY(dalloc(g, &g->fb, n)); MMP_TRY(dalloc(g, &g->bada, m));
     MMP_TRY(dalloc(g, &g->badb, n)); MMP_TRY(dalloc(g, &g->va, m)); MMP_TRY(dalloc(g, &g->vb, n));
+    trace("prepare allocs");
     v2_stats_kernel<<<(unsigned)m, 256>>>(g->a64, k, beta, g->va, g->ea, g->bada);
     v2_stats_kernel<<<(unsigned)n, 256>>>(g->b64, k, beta, g->vb, g->fb, g->badb);
     MMP_CUDA_CHECK(cudaGetLastError());
+    trace("stats kernels");
     ref_sample smp[REF_NSAMPLE];
     int ns = ref_plan_samples(smp, m, n);
     MMP_TRY(dalloc(g, &g->smp, ns));
     MMP_TRY(up(g->smp, smp, ns));
     v2_sample_kernel<<<(unsigned)((ns * 32 + 255) / 256), 256>>>(g->smp, ns, g->a64, g->b64, k);
     MMP_CUDA_CHECK(cudaGetLastError());
+    trace("sample kernel");
     MMP_TRY(halloc(&hv->va, m)); MMP_TRY(halloc(&hv->vb, n));
     MMP_TRY(down(hv->va, g->va, m)); MMP_TRY(down(hv->vb, g->vb, n)); MMP_TRY(down(smp, g->smp, ns));
+    trace("stats download");
     ref_plan_make_route(pl, gm, o, hv->va, hv->vb, smp, ns, REF_DEVICE_W_DOT, imma);
     r->imma = pl->imma;
     r->slices_a = pl->sa; r->slices_b = pl->sb; r->slice_bits = pl->beta; r->slice_levels = pl->levels;
     r->split.n_remainders = pl->nnz_a + pl->nnz_b;
     r->split.sparse = pl->sparse;
+    trace("plan (host)");
     MMP_TRY(nonfinite_lists(g, &g->nfa_ptr, &g->nfa_k, &hv->nfa_ptr, hv->va, g->a64, m, k));
     MMP_TRY(nonfinite_lists(g, &g->nfb_ptr, &g->nfb_k, &hv->nfb_ptr, hv->vb, g->b64, n, k));
+    trace("nonfinite lists");
     int exact, ints;
     ref_dot_flags(&exact, &ints, gm);
     if (!ints && ref_v2_masks_apply(gm)) {   /* the masks that sign exact zero sums in the finish */
@@ -254,6 +277,7 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
         if (m * kw) v2_mask_kernel<<<blocks(m * kw), 256>>>(g->za, g->sa, g->a64, m, k, kw);
         if (n * kw) v2_mask_kernel<<<blocks(n * kw), 256>>>(g->zb, g->sb, g->b64, n, k, kw);
         MMP_CUDA_CHECK(cudaGetLastError());
+        trace("zero masks");
     }
     if (pl->sparse) {   /* list offsets from the counts; the lists themselves on the device */
         MMP_TRY(halloc(&hv->ra_ptr, m + 1)); MMP_TRY(halloc(&hv->rb_ptr, n + 1));
@@ -266,6 +290,7 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
         if (pl->nnz_a) v2_list_kernel<<<(unsigned)m, 256>>>(g->a64, k, g->ea, beta, pl->sa, g->ra_ptr, g->ra_k, g->ra_v);
         if (pl->nnz_b) v2_list_kernel<<<(unsigned)n, 256>>>(g->b64, k, g->fb, beta, pl->sb, g->rb_ptr, g->rb_k, g->rb_v);
         MMP_CUDA_CHECK(cudaGetLastError());
+        trace("remainder lists");
         return MMP_STATUS_OK;
     }
     int tri = ref_plan_triangle(pl);
@@ -282,6 +307,7 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
         MMP_TRY(dalloc(g, &g->a_ss, (size_t)m * pl->sa)); MMP_TRY(dalloc(g, &g->b_rl, (size_t)n * (pl->sb + 1)));
         MMP_TRY(up(g->a_ss, hv->a_ss, (size_t)m * pl->sa)); MMP_TRY(up(g->b_rl, hv->b_rl, (size_t)n * (pl->sb + 1)));
     }
+    trace("bound vectors");
     return MMP_STATUS_OK;
 }
 
@@ -357,7 +383,9 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     mmp_format_hd fa, fb, fc, fd;
     mmp_format_hd_init(&fa, gm->a); mmp_format_hd_init(&fb, gm->b); mmp_format_hd_init(&fc, gm->c); mmp_format_hd_init(&fd, gm->d);
     t1 = mmp_clock_now();
+    trace(NULL);
     MMP_TRY(dalloc(g, &g->a64, mk)); MMP_TRY(dalloc(g, &g->b64, kn));
+    trace("decode allocs");
     v2_decode_kernel<<<blocks(mk), 256>>>(g->a64, g->na, fa, gm->la, gm->lda, m, k, 1, 0);
     v2_decode_kernel<<<blocks(kn), 256>>>(g->b64, g->nb, fb, gm->lb, gm->ldb, k, n, 0, 0);
     MMP_TRY(sync_add(&r->split.decode_s, t1));
@@ -377,15 +405,21 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
         v2_slice_kernel<<<blocks(kn), 256>>>(g->qb, g->b64, g->fb, n, k, beta, sb);
         MMP_TRY(sync_add(&r->split.slice_s, t1));
     }
+    trace("slice");
     DFREE(g->a64); DFREE(g->b64);   /* before the state: peak memory */
+    trace("free a64 b64");
     if (!pl.imma) MMP_TRY(dalloc(g, &g->p, mn));
     MMP_TRY(dalloc(g, &g->h, mn)); MMP_TRY(dalloc(g, &g->l, mn)); MMP_TRY(dalloc(g, &g->err, mn));
+    trace("state allocs");
     MMP_CUDA_CHECK(cudaMemset(g->h, 0, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMemset(g->l, 0, mn * sizeof(double)));
     MMP_CUDA_CHECK(cudaMemset(g->err, 0, mn * sizeof(double)));
+    trace("state memset");
     if (pl.imma) {   /* int8 GEMMs, a level's pairs in one, and their accumulation */
         MMP_TRY(ref_cuda2_imma_products(r, &g->im, g->h, g->l, g->err, g->ea, g->fb, &pl, m, n, (void *)g->blas));
+        trace("int8 products");
         ref_cuda2_imma_free(&g->im);
+        trace("int8 free");
     }
     const double one = 1.0, zero = 0.0;
     for (int lvl = 2; lvl <= pl.levels && !pl.imma; lvl++)   /* largest weights first */
@@ -404,8 +438,10 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
             MMP_TRY(sync_add(&r->split.accumulate_s, t2));
         }
     t1 = mmp_clock_now();
+    trace("dgemm products");
     MMP_TRY(dalloc(g, &g->n_und, 1)); MMP_TRY(dalloc(g, &g->und, UNDECIDED_CAP));
     MMP_CUDA_CHECK(cudaMemset(g->n_und, 0, sizeof(int64_t)));
+    trace("finish allocs");
     ref_v2_args fa2;
     memset(&fa2, 0, sizeof fa2);
     fa2.a = g->na; fa2.b = g->nb; fa2.c = g->nc; fa2.fa = fa; fa2.fb = fb; fa2.fc = fc; fa2.fd = fd;
@@ -423,7 +459,9 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     fa2.zero_a = g->za; fa2.sign_a = g->sa; fa2.zero_b = g->zb; fa2.sign_b = g->sb;
     v2_finish_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, fa2, g->n_und, g->und, UNDECIDED_CAP);
     MMP_TRY(sync_add(&r->split.finish_s, t1));
+    trace("finish kernel");
     MMP_TRY(dot_stage(r, g, gm, &fa2));
+    trace("dot stage");
     if (r->absbound) {   /* stage 7, in the slice planes (sa, sb >= 1: room for |A|, |B|) */
         t1 = mmp_clock_now();
         if (!g->qa) MMP_TRY(dalloc(g, &g->qa, mk));   /* the int8 route: none yet */
