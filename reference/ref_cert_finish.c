@@ -1,7 +1,8 @@
 /* ref_cert_finish.c — the host end of the certified paths (CPU and CUDA): the remainder terms
  * (step 5 of ref_certified.c: exact when sparse, else a bound), alpha/beta (ref_finish), the
  * rounding decisions (ref_decide); elements with a NaN/Inf product from those products alone
- * (ref_special_element); whatever the bound left open by the dot stage (ref_v2.h: each element's
+ * (ref_special_element); exact zero sums signed from zero/sign masks of the rows and columns
+ * (ref_v2_zero_neg, as the device's finish); whatever the bound left open by the dot stage (ref_v2.h: each element's
  * dot product as an error-tracked double-double sum), then the exact evaluator (ref_exact.c),
  * MPFR only for what that declines. */
 #include <math.h>
@@ -58,7 +59,56 @@ typedef struct {
     unsigned char *undecided;   /* row-major */
     const ref_special *sp;      /* NaN/Inf positions, when a row or column has one */
     ref_drop_view drop;         /* bound mode: what the plan drops */
+    ref_v2_args zf;             /* exact zero sums: zero_mode, k, kw and the masks (ref_v2_zero_neg) */
+    mmp_format_hd fd;
 } decide_job;
+
+/* The zero and sign masks (ref_v2_mask_word) of the rows of A (a64: rows contiguous) and the
+ * columns of B (b64: columns contiguous): task t < m is row t of A, else column t - m of B. */
+static void mask_part(void *ctx, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    decide_job *j = ctx;
+    const ref_data *d = j->c->d;
+    uint64_t *za = (uint64_t *)j->zf.zero_a, *sa = (uint64_t *)j->zf.sign_a;
+    uint64_t *zb = (uint64_t *)j->zf.zero_b, *sb = (uint64_t *)j->zf.sign_b;
+    int64_t kw = j->zf.kw;
+    for (int64_t t = b; t < e; t++) {
+        int row = t < d->m;
+        int64_t v = row ? t : t - d->m;
+        const double *x = (row ? d->a64 : d->b64) + v * d->k;
+        for (int64_t w = 0; w < kw; w++) {
+            (row ? za : zb)[v * kw + w] = ref_v2_mask_word(x, d->k, w, 0);
+            (row ? sa : sb)[v * kw + w] = ref_v2_mask_word(x, d->k, w, 1);
+        }
+    }
+}
+
+/* How exact zero sums are signed (REF_V2_ZERO_*): integer inputs +0; other formats by the masks,
+ * built only when some element's state is an exact zero (onehot data: half of them); fp64
+ * inputs by the dot stage (ref_v2_masks_apply). Allocation failure leaves them to the dot stage. */
+static void zero_masks(decide_job *j)
+{
+    ref_cert *c = j->c;
+    const ref_data *d = c->d;
+    int exact, ints;
+    ref_dot_flags(&exact, &ints, d->g);
+    memset(&j->zf, 0, sizeof j->zf);
+    j->zf.k = d->k;
+    j->zf.kw = (d->k + 63) / 64;
+    if (!j->fd.is_float) return;
+    if (ints) { j->zf.zero_mode = REF_V2_ZERO_INT; return; }
+    if (!ref_v2_masks_apply(d->g) || d->k <= 0) return;
+    size_t total = (size_t)d->m * d->n, any = 0;
+    for (size_t x = 0; x < total && !any; x++) any = c->h[x] == 0.0 && c->l[x] == 0.0 && c->err[x] == 0.0;
+    if (!any) return;
+    size_t wa = (size_t)d->m * j->zf.kw, wb = (size_t)d->n * j->zf.kw;
+    uint64_t *m = malloc((2 * wa + 2 * wb) * sizeof(uint64_t));
+    if (!m) return;
+    j->zf.zero_a = m; j->zf.sign_a = m + wa; j->zf.zero_b = m + 2 * wa; j->zf.sign_b = m + 2 * wa + wb;
+    j->zf.zero_mode = REF_V2_ZERO_MASK;
+    mmp_parallel_for(d->threads > 0 ? d->threads : 1, d->m + d->n, 16, mask_part, j);
+}
 
 static void decide_rows(void *ctx, int64_t b, int64_t e, int tid)
 {
@@ -79,6 +129,16 @@ static void decide_rows(void *ctx, int64_t b, int64_t e, int tid)
                 continue;
             }
             double cv = d->c64 ? d->c64[x] : 0.0;
+            if (j->zf.zero_mode != REF_V2_ZERO_OFF && sh == 0.0 && sl == 0.0 && E == 0.0) {
+                /* S is exactly 0: its sign from the masks, alpha and beta c as the dot stage's */
+                ref_v2_dot s;
+                ref_v2_dot_init(&s, d->k);
+                s.neg_zero = ref_v2_zero_neg(&j->zf, i, col);
+                if (ref_v2_dot_decide(&r->d64[x], &r->dout[x], &s, g->alpha, g->beta, cv, &j->fd)) {
+                    j->undecided[x] = 0;
+                    continue;
+                }
+            }
             ref_finish(&sh, &sl, &E, g->alpha, g->beta, cv, g->beta != 0.0);
             j->undecided[x] = !ref_decide(&r->d64[x], &r->dout[x], sh, sl, E, g->d);
         }
@@ -265,9 +325,12 @@ mmp_status ref_cert_finish(ref_cert *c)
     for (int64_t col = 0; col < d->n && !any_bad; col++) any_bad = c->colbad[col];
     ref_special sp;
     int have_sp = any_bad && ref_special_lists(&sp, d) == MMP_STATUS_OK;
-    decide_job dj = {c, und, have_sp ? &sp : NULL, drop_view(c)};
+    decide_job dj = {c, und, have_sp ? &sp : NULL, drop_view(c), {0}, {0}};
+    mmp_format_hd_init(&dj.fd, d->g->d);
+    zero_masks(&dj);
     mmp_parallel_for(d->threads, d->m, 8, decide_rows, &dj);
     if (have_sp) ref_special_free(&sp);
+    free((void *)dj.zf.zero_a);
     size_t cnt = 0;
     for (size_t x = 0; x < total; x++) cnt += und[x];
     r->time.combine_s += mmp_clock_now() - t0;

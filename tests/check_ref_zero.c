@@ -4,10 +4,11 @@
  *     +-1, of -0, of alternating signed zeros; K = 1, 3, 63, 64, 65, 130 (words and their
  *     tails); alpha negative, beta C = +-0 and nonzero. Every element bit for bit (the sign of
  *     zero included) as pure MPFR, the certified CPU path and an IEEE double oracle, and the
- *     dot stage never used (the finish signs every exact zero);
+ *     dot stage never used, by the host model or the CPU path (their finish signs every exact
+ *     zero);
  *   - onehot data (one nonzero per row of A and column of B, the other entries +-0 at random)
  *     and special-value data, several formats, both routes (DGEMM, int8): every element as
- *     MPFR and the CPU path; onehot sends nothing to the dot stage (but for fp64 inputs);
+ *     MPFR and the CPU path; onehot sends nothing to the dot stage on either (but for fp64);
  *   - fp64 products that underflow to 0: their tiny exact sum, not the masks, signs the result.
  *
  *   build/tests/check_ref_zero            (ctest -L cpu; MMP_SEED=n to reproduce)
@@ -24,6 +25,9 @@
 
 /* Slice levels forced on the host model and the CPU path (mmp_ref_options.levels; 0: the plan's). */
 static int force_levels;
+
+/* Elements the CPU path's last three_agree left past its finish (dot stage, exact evaluator, MPFR). */
+static int64_t cpu_open;
 
 /* Host model, CPU certified path and MPFR on one problem; every element of the three equal bit
  * for bit. Returns the host model's result in *rv (the caller clears it). */
@@ -47,6 +51,7 @@ static void three_agree(mmp_ref_result *rv, const void *a, const void *b, const 
                       what, mmp_format_name(g->a), mmp_format_name(g->d), (long long)g->m, (long long)g->n,
                       (long long)g->k, g->alpha, g->beta, rv->imma, (long long)(x / g->n), (long long)(x % g->n),
                       rv->d64[x], rv->dout[x], rc.d64[x], rc.dout[x], rm.d64[x], rm.dout[x]);
+    cpu_open = rc.split.n_dot + rc.n_exact + rc.n_mpfr;
     mmp_ref_result_clear(&rc); mmp_ref_result_clear(&rm);
 }
 
@@ -103,9 +108,9 @@ START_TEST(hand_signed_zeros)
         for (int imma = 1; imma <= 2; imma++) {
             mmp_ref_result rv;
             three_agree(&rv, a, b, c, &g, imma, "hand");
-            ck_assert_msg(rv.split.n_dot == 0 && rv.n_exact + rv.n_mpfr == 0,
-                          "K %d variant %d: dot %lld, exact %lld, mpfr %lld", K, t, (long long)rv.split.n_dot,
-                          (long long)rv.n_exact, (long long)rv.n_mpfr);
+            ck_assert_msg(rv.split.n_dot == 0 && rv.n_exact + rv.n_mpfr == 0 && cpu_open == 0,
+                          "K %d variant %d: dot %lld, exact %lld, mpfr %lld; cpu path %lld", K, t,
+                          (long long)rv.split.n_dot, (long long)rv.n_exact, (long long)rv.n_mpfr, (long long)cpu_open);
             for (int i = 0; i < ZM; i++)
                 for (int j = 0; j < ZN; j++) {
                     double want;
@@ -206,9 +211,10 @@ START_TEST(onehot_and_special)
                 mmp_ref_result rv;
                 three_agree(&rv, p.a, p.b, p.c, &p.g, imma, kind == GEN_ONEHOT ? "onehot" : "special");
                 if (kind == GEN_ONEHOT && ref_v2_masks_apply(&p.g))   /* fp64: zeros go to the dot stage */
-                    ck_assert_msg(rv.split.n_dot == 0 && rv.n_exact + rv.n_mpfr == 0,
-                                  "onehot %s k %lld: dot %lld, exact %lld, mpfr %lld", mmp_format_name(combos[_i].a),
-                                  (long long)k, (long long)rv.split.n_dot, (long long)rv.n_exact, (long long)rv.n_mpfr);
+                    ck_assert_msg(rv.split.n_dot == 0 && rv.n_exact + rv.n_mpfr == 0 && cpu_open == 0,
+                                  "onehot %s k %lld: dot %lld, exact %lld, mpfr %lld; cpu path %lld",
+                                  mmp_format_name(combos[_i].a), (long long)k, (long long)rv.split.n_dot,
+                                  (long long)rv.n_exact, (long long)rv.n_mpfr, (long long)cpu_open);
                 mmp_ref_result_clear(&rv);
             }
             prob_free(&p);
