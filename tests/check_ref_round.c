@@ -605,27 +605,31 @@ END_TEST
 
 /* Exact zero sums, whose sign needs every product: a_ik = (-1)^(bit k%3 of i) 0 and b_kj =
  * (-1)^(bit k%3 of j) 1, so D(i, j) is -0 exactly when j = 7 - i (every product -0), else +0;
- * alpha < 0 flips it, beta C = -0 keeps -0 only where both are -0, C = 2^-3 gives beta C. The
- * CPU path's finish cannot decide a zero: its dot stage decides all of them, with MPFR's signs
- * (a nonzero beta C the finish decides), K = 19 (its vector blocks and its scalar tail, with and
- * without AVX2). The host model of version 2 (K = 3) signs them in its finish from the zero and
- * sign masks (ref_v2_zero_neg; check_ref_zero tests them further): no dot stage. */
+ * alpha < 0 flips it, beta C = -0 keeps -0 only where both are -0, C = 2^-3 gives beta C.
+ * fp32 inputs: the host model of version 2 (K = 3) and the CPU path (K = 19) sign them in their
+ * finish from the zero and sign masks (ref_v2_zero_neg; check_ref_zero tests them further): no
+ * dot stage. fp64 inputs, which take no masks (ref_v2_masks_apply): the CPU path's dot stage
+ * decides all of them, with MPFR's signs (a nonzero beta C the finish decides), K = 19 (its
+ * vector blocks and its scalar tail, with and without AVX2). */
 START_TEST(v2_model_dot_signed_zeros)
 {
     enum { M = 8, N = 8, KMAX = 19 };
     float a[M * KMAX], b[KMAX * N], c[M * N];
-    for (int path = 0; path < 3; path++) {
-    int K = path == 0 ? 3 : KMAX;
-    if (path == 2) setenv("MMP_REF_NO_AVX2", "1", 1);
+    double a64[M * KMAX], b64[KMAX * N], c64[M * N];
+    for (int path = 0; path < 4; path++) {
+    int K = path == 0 ? 3 : KMAX, f64 = path >= 2;
+    if (path == 3) setenv("MMP_REF_NO_AVX2", "1", 1);
     for (int i = 0; i < M; i++)
-        for (int k = 0; k < K; k++) a[i * K + k] = (i >> (k % 3)) & 1 ? -0.0f : 0.0f;
+        for (int k = 0; k < K; k++) a64[i * K + k] = a[i * K + k] = (i >> (k % 3)) & 1 ? -0.0f : 0.0f;
     for (int k = 0; k < K; k++)
-        for (int j = 0; j < N; j++) b[k * N + j] = (j >> (k % 3)) & 1 ? -1.0f : 1.0f;
+        for (int j = 0; j < N; j++) b64[k * N + j] = b[k * N + j] = (j >> (k % 3)) & 1 ? -1.0f : 1.0f;
     static const struct { double alpha, beta; float c; } v[] = {{1, 0, 0}, {-0.75, 0, 0}, {2, 1, -0.0f}, {1, 0.5, 0.125f}};
     for (int t = 0; t < 4; t++) {
-        for (int x = 0; x < M * N; x++) c[x] = v[t].c;
+        for (int x = 0; x < M * N; x++) c64[x] = c[x] = v[t].c;
+        mmp_format f = f64 ? MMP_FORMAT_FP64 : MMP_FORMAT_FP32;
+        const void *pa = f64 ? (const void *)a64 : a, *pb = f64 ? (const void *)b64 : b, *pc = f64 ? (const void *)c64 : c;
         mmp_gemm g;
-        mmp_gemm_init(&g, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, MMP_FORMAT_FP32, M, N, K);
+        mmp_gemm_init(&g, f, f, f, f, M, N, K);
         g.lb = MMP_LAYOUT_ROW;
         g.alpha = v[t].alpha;
         g.beta = v[t].beta;
@@ -634,11 +638,11 @@ START_TEST(v2_model_dot_signed_zeros)
         mmp_ref_result r, rm;
         mmp_ref_result_init(&r);
         mmp_ref_result_init(&rm);
-        ck_assert(path == 0 ? ref_v2_host_run(&r, a, b, c, &g, &o, 1) == MMP_STATUS_OK
-                            : mmp_ref_gemm(&r, a, b, c, &g, &o) == MMP_STATUS_OK);
+        ck_assert(path == 0 ? ref_v2_host_run(&r, pa, pb, pc, &g, &o, 1) == MMP_STATUS_OK
+                            : mmp_ref_gemm(&r, pa, pb, pc, &g, &o) == MMP_STATUS_OK);
         o.path = MMP_REF_PATH_MPFR;
-        ck_assert(mmp_ref_gemm(&rm, a, b, c, &g, &o) == MMP_STATUS_OK);
-        ck_assert_msg(r.split.n_dot == (v[t].c != 0 || path == 0 ? 0 : M * N) && r.n_exact + r.n_mpfr == 0,
+        ck_assert(mmp_ref_gemm(&rm, pa, pb, pc, &g, &o) == MMP_STATUS_OK);
+        ck_assert_msg(r.split.n_dot == (v[t].c != 0 || !f64 ? 0 : M * N) && r.n_exact + r.n_mpfr == 0,
                       "path %d variant %d: dot %lld, exact %lld, mpfr %lld", path,
                       t, (long long)r.split.n_dot, (long long)r.n_exact, (long long)r.n_mpfr);
         for (int i = 0; i < M; i++)
