@@ -35,8 +35,10 @@
  *     d64 and the sign of sl (mmp_ref_round_out). E > 0: with W >= |sl| + E, if W is below
  *     half an ulp of sh on both sides then RN64(X) = sh (and that is the fp64 output); nearest
  *     rounding to a narrower output format is monotone, so if RN_fmt(sh - W) = RN_fmt(sh + W)
- *     (endpoints rounded outward) that is RN_fmt(X). Otherwise — and for exact zeros (their
- *     sign needs every term), |sh| below 2^-960 (the error terms may underflow), NaN/Inf
+ *     (endpoints rounded outward) that is RN_fmt(X). An exact zero sum (h = l = 0, E = 0) takes
+ *     its sign from zero/sign masks of its row and column (-0 iff every product is -0;
+ *     ref_v2.h), except for fp64 inputs, whose products can underflow to a zero that is not an
+ *     exact one. Otherwise — and for |sh| below 2^-960 (the error terms may underflow), NaN/Inf
  *     anywhere in the row, column, C, alpha or beta — the dot stage, the exact evaluator, MPFR.
  * Integer inputs with integer alpha/beta take ref_integer.c first (exact int64).
  */
