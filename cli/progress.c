@@ -114,11 +114,17 @@ void mmp_progress_result(mmp_progress *p, const mmp_case_result *r, size_t index
         p->t_kernel0 = now_s();
     }
     p->k_done++;
-    char why[160];
+    char why[160], said[240] = "";
+    /* a SKIP says why on its own line (a failure's message follows on the next) */
+    if (r->verdict == MMP_VERDICT_SKIP && r->message[0]) {
+        strcpy(said, r->reasons ? ": " : "");
+        mmp_text_clean(said + strlen(said), sizeof said - strlen(said), r->message);
+    }
+    int paren = r->reasons || said[0];
     if (r->verdict != MMP_VERDICT_PASS || !p->tty)
-        fprintf(p->out, "%s[%zu/%zu] %-5s %s%s%s%s\n", p->tty ? "\r\033[K" : "", p->done, p->total,
-                mmp_verdict_name(r->verdict), r->id, r->reasons ? " (" : "",
-                r->reasons ? mmp_reason_format(why, sizeof why, r->reasons) : "", r->reasons ? ")" : "");
+        fprintf(p->out, "%s[%zu/%zu] %-5s %s%s%s%s%s\n", p->tty ? "\r\033[K" : "", p->done, p->total,
+                mmp_verdict_name(r->verdict), r->id, paren ? " (" : "",
+                r->reasons ? mmp_reason_format(why, sizeof why, r->reasons) : "", said, paren ? ")" : "");
     if (r->verdict == MMP_VERDICT_FAIL || r->verdict == MMP_VERDICT_ERROR)
         mmp_progress_print_failure(p->out, r, p->rerun_extra, "      ");
     if (p->tty) status_line(p, p->k_done == p->k_total);   /* a finished kernel keeps its line */

@@ -167,6 +167,10 @@ START_TEST(test_no_device)
     rc = run(args);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err_text);
     ck_assert_ptr_nonnull(strstr(out_text, "1 pass, 0 fail, 0 error, 1 skip"));
+    /* its progress line (stderr) says why, not only "(unsupported)" */
+    const char *line = strstr(err_text, "SKIP  fix_device_f32/");
+    const char *cuda = line ? strstr(line, "CUDA") : NULL;
+    ck_assert_msg(line && strstr(line, "(unsupported: ") && cuda && cuda < strchr(line, '\n'), "%s", err_text);
     /* the skipped kernel's table row has no figures, and its reason is said once */
     const char *row = strstr(out_text, "\nfix_device_f32 ");
     ck_assert_msg(row && strstr(row, "      -         -"), "%s", out_text);
