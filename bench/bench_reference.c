@@ -91,6 +91,14 @@ static void *make_operand(int mat, mmp_format f, int64_t n, int col, uint64_t se
 
 static int same(double x, double y) { return (isnan(x) && isnan(y)) || memcmp(&x, &y, 8) == 0; }
 
+/* Elements of the first count where x and y differ in d64 or dout. */
+static int64_t count_differ(const mmp_ref_result *x, const mmp_ref_result *y, int64_t count)
+{
+    int64_t bad = 0;
+    for (int64_t e = 0; e < count; e++) bad += !same(x->d64[e], y->d64[e]) || !same(x->dout[e], y->dout[e]);
+    return bad;
+}
+
 typedef struct {
     const void *a, *b, *c;
     const mmp_gemm *g;
@@ -282,9 +290,7 @@ int main(int argc, char **argv)
                 mmp_ref_result rc;
                 mmp_ref_result_init(&rc);
                 if (mmp_ref_gemm(&rc, a, b, c, &g, &oc) == MMP_STATUS_OK) {
-                    int64_t bad = 0;
-                    for (int64_t x = 0; x < n * n; x++)
-                        bad += !same(rc.d64[x], r.d64[x]) || !same(rc.dout[x], r.dout[x]);
+                    int64_t bad = count_differ(&rc, &r, n * n);
                     disagreements += bad;
                     printf("compared with the certified cpu path (%.3f s, n_mpfr %lld): %lld elements, %lld disagreements\n",
                            rc.time.total_s, (long long)rc.n_mpfr, (long long)(n * n), (long long)bad);
@@ -303,9 +309,7 @@ int main(int argc, char **argv)
                 mmp_ref_result rm;
                 mmp_ref_result_init(&rm);
                 if (mmp_ref_gemm(&rm, a, b, c, &gs, &om) == MMP_STATUS_OK) {
-                    int64_t bad = 0;
-                    for (int64_t x = 0; x < rows * n; x++)
-                        bad += !same(rm.d64[x], r.d64[x]) || !same(rm.dout[x], r.dout[x]);
+                    int64_t bad = count_differ(&rm, &r, rows * n);
                     disagreements += bad;
                     double t = rm.time.total_s, full = t * (double)n / (double)rows;
                     double per = rm.time.mpfr_s * nthreads / ((double)rows * n * n) * 1e9;

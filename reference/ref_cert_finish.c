@@ -70,35 +70,30 @@ static void mask_part(void *ctx, int64_t b, int64_t e, int tid)
     (void)tid;
     decide_job *j = ctx;
     const ref_data *d = j->c->d;
-    uint64_t *za = (uint64_t *)j->zf.zero_a, *sa = (uint64_t *)j->zf.sign_a;
-    uint64_t *zb = (uint64_t *)j->zf.zero_b, *sb = (uint64_t *)j->zf.sign_b;
     int64_t kw = j->zf.kw;
     for (int64_t t = b; t < e; t++) {
         int row = t < d->m;
         int64_t v = row ? t : t - d->m;
-        const double *x = (row ? d->a64 : d->b64) + v * d->k;
-        for (int64_t w = 0; w < kw; w++) {
-            (row ? za : zb)[v * kw + w] = ref_v2_mask_word(x, d->k, w, 0);
-            (row ? sa : sb)[v * kw + w] = ref_v2_mask_word(x, d->k, w, 1);
-        }
+        ref_v2_mask_vector((uint64_t *)(row ? j->zf.zero_a : j->zf.zero_b) + v * kw,
+                           (uint64_t *)(row ? j->zf.sign_a : j->zf.sign_b) + v * kw,
+                           (row ? d->a64 : d->b64) + v * d->k, d->k, kw);
     }
 }
 
 /* How exact zero sums are signed (REF_V2_ZERO_*): integer inputs +0; other formats by the masks,
  * built only when some element's state is an exact zero (onehot data: half of them); fp64
- * inputs by the dot stage (ref_v2_masks_apply). Allocation failure leaves them to the dot stage. */
+ * inputs by the dot stage (ref_v2_zero_mode). Allocation failure leaves them to the dot stage. */
 static void zero_masks(decide_job *j)
 {
     ref_cert *c = j->c;
     const ref_data *d = c->d;
-    int exact, ints;
-    ref_dot_flags(&exact, &ints, d->g);
     memset(&j->zf, 0, sizeof j->zf);
     j->zf.k = d->k;
     j->zf.kw = (d->k + 63) / 64;
-    if (!j->fd.is_float) return;
-    if (ints) { j->zf.zero_mode = REF_V2_ZERO_INT; return; }
-    if (!ref_v2_masks_apply(d->g) || d->k <= 0) return;
+    int mode = ref_v2_zero_mode(d->g);
+    if (!j->fd.is_float || mode == REF_V2_ZERO_OFF) return;
+    if (mode == REF_V2_ZERO_INT) { j->zf.zero_mode = mode; return; }
+    if (d->k <= 0) return;
     size_t total = (size_t)d->m * d->n, any = 0;
     for (size_t x = 0; x < total && !any; x++) any = c->h[x] == 0.0 && c->l[x] == 0.0 && c->err[x] == 0.0;
     if (!any) return;

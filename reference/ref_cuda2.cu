@@ -268,9 +268,7 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
     MMP_TRY(nonfinite_lists(g, &g->nfa_ptr, &g->nfa_k, &hv->nfa_ptr, hv->va, g->a64, m, k));
     MMP_TRY(nonfinite_lists(g, &g->nfb_ptr, &g->nfb_k, &hv->nfb_ptr, hv->vb, g->b64, n, k));
     trace("nonfinite lists");
-    int exact, ints;
-    ref_dot_flags(&exact, &ints, gm);
-    if (!ints && ref_v2_masks_apply(gm)) {   /* the masks that sign exact zero sums in the finish */
+    if (ref_v2_zero_mode(gm) == REF_V2_ZERO_MASK) {   /* the masks that sign exact zero sums in the finish */
         int64_t kw = (k + 63) / 64;
         MMP_TRY(dalloc(g, &g->za, (size_t)(m * kw))); MMP_TRY(dalloc(g, &g->sa, (size_t)(m * kw)));
         MMP_TRY(dalloc(g, &g->zb, (size_t)(n * kw))); MMP_TRY(dalloc(g, &g->sb, (size_t)(n * kw)));
@@ -452,9 +450,7 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     fa2.ra_k = g->ra_k; fa2.rb_k = g->rb_k; fa2.ra_v = g->ra_v; fa2.rb_v = g->rb_v;
     fa2.drop = ref_drop_view{sa, sb, pl.levels, g->ra_max, g->a_sum, g->rb_max, g->b_sum, g->a_ss, g->b_rl};
     fa2.nfa_ptr = g->nfa_ptr; fa2.nfb_ptr = g->nfb_ptr; fa2.nfa_k = g->nfa_k; fa2.nfb_k = g->nfb_k;
-    int exact0, ints0;
-    ref_dot_flags(&exact0, &ints0, gm);
-    fa2.zero_mode = g->za ? REF_V2_ZERO_MASK : ints0 ? REF_V2_ZERO_INT : REF_V2_ZERO_OFF;
+    fa2.zero_mode = ref_v2_zero_mode(gm);   /* MASK: prepare built the masks */
     fa2.kw = (k + 63) / 64;
     fa2.zero_a = g->za; fa2.sign_a = g->sa; fa2.zero_b = g->zb; fa2.sign_b = g->sb;
     v2_finish_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, fa2, g->n_und, g->und, UNDECIDED_CAP);

@@ -47,13 +47,17 @@ typedef struct ref_v2_args {
  * Integer inputs: every product is +0 (ref_v2_dot_add's int_inputs). */
 enum { REF_V2_ZERO_OFF = 0, REF_V2_ZERO_INT = 1, REF_V2_ZERO_MASK = 2 };
 
-/* The masks decide only where no product of two finite nonzero inputs can underflow to 0 in
- * binary64: an fp64 operand's can (2^-1074 squared), and the exact sum of such products is a
- * tiny nonzero that the slices' h = l = 0, E = 0 does not show; those zeros stay with the dot
- * stage (REF_V2_ZERO_OFF). Every other input format's smallest subnormal is at least 2^-149. */
-REF_HD int ref_v2_masks_apply(const mmp_gemm *g)
+/* The mode for g (host code; every path asks here): integer inputs INT; the masks only where
+ * no product of two finite nonzero inputs can underflow to 0 in binary64: an fp64 operand's
+ * can (2^-1074 squared), and the exact sum of such products is a tiny nonzero that the slices'
+ * h = l = 0, E = 0 does not show; those zeros stay with the dot stage (OFF). Every other input
+ * format's smallest subnormal is at least 2^-149. */
+static inline int ref_v2_zero_mode(const mmp_gemm *g)
 {
-    return g->a != MMP_FORMAT_FP64 && g->b != MMP_FORMAT_FP64;
+    int exact, ints;
+    ref_dot_flags(&exact, &ints, g);
+    if (ints) return REF_V2_ZERO_INT;
+    return g->a != MMP_FORMAT_FP64 && g->b != MMP_FORMAT_FP64 ? REF_V2_ZERO_MASK : REF_V2_ZERO_OFF;
 }
 
 /* Word w (bits k = 64 w .. 64 w + 63) of the zero mask (sign = 0) or sign mask (sign = 1) of a
@@ -66,6 +70,16 @@ REF_HD uint64_t ref_v2_mask_word(const double *v, int64_t len, int64_t w, int si
         if (sign ? signbit(x) != 0 : x == 0.0) m |= (uint64_t)1 << b;
     }
     return m;
+}
+
+/* All kw words of both masks of one vector (host builders; the device's v2_mask_kernel takes a
+ * word per thread). */
+REF_HD void ref_v2_mask_vector(uint64_t *z, uint64_t *sg, const double *v, int64_t len, int64_t kw)
+{
+    for (int64_t w = 0; w < kw; w++) {
+        z[w] = ref_v2_mask_word(v, len, w, 0);
+        sg[w] = ref_v2_mask_word(v, len, w, 1);
+    }
 }
 
 /* 1 when every product of row i of A and column j of B is -0 (the masks of f). */

@@ -56,15 +56,10 @@ static void model_free(model *w)
     free(w->nfa_ptr); free(w->nfb_ptr); free(w->za); free(w->sa); free(w->zb); free(w->sb);
 }
 
-/* The zero and sign masks of `rows` contiguous vectors of length len (ref_v2_mask_word; the
- * device's v2_mask_kernel). */
+/* The zero and sign masks of `rows` contiguous vectors of length len (the device's v2_mask_kernel). */
 static void build_masks(uint64_t *z, uint64_t *sg, const double *x, int64_t rows, int64_t len, int64_t kw)
 {
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t w = 0; w < kw; w++) {
-            z[r * kw + w] = ref_v2_mask_word(x + r * len, len, w, 0);
-            sg[r * kw + w] = ref_v2_mask_word(x + r * len, len, w, 1);
-        }
+    for (int64_t r = 0; r < rows; r++) ref_v2_mask_vector(z + r * kw, sg + r * kw, x + r * len, len, kw);
 }
 
 /* The statistics of one contiguous vector, serially (v2_stats_kernel computes the same). */
@@ -247,9 +242,7 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
     f.rb_k = w->rb_k; f.ra_v = w->ra_v; f.rb_v = w->rb_v;
     f.drop = (ref_drop_view){pl.sa, pl.sb, pl.levels, w->ra_max, w->a_sum, w->rb_max, w->b_sum, w->a_ss, w->b_rl};
     f.nfa_ptr = w->nfa_ptr; f.nfb_ptr = w->nfb_ptr; f.nfa_k = w->nfa_k; f.nfb_k = w->nfb_k;
-    int exact, ints;
-    ref_dot_flags(&exact, &ints, g);
-    f.zero_mode = ints ? REF_V2_ZERO_INT : ref_v2_masks_apply(g) ? REF_V2_ZERO_MASK : REF_V2_ZERO_OFF;
+    f.zero_mode = ref_v2_zero_mode(g);
     f.kw = (k + 63) / 64;
     if (f.zero_mode == REF_V2_ZERO_MASK) {
         size_t wa = (size_t)m * f.kw, wb = (size_t)n * f.kw;

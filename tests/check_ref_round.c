@@ -608,7 +608,7 @@ END_TEST
  * alpha < 0 flips it, beta C = -0 keeps -0 only where both are -0, C = 2^-3 gives beta C.
  * fp32 inputs: the host model of version 2 (K = 3) and the CPU path (K = 19) sign them in their
  * finish from the zero and sign masks (ref_v2_zero_neg; check_ref_zero tests them further): no
- * dot stage. fp64 inputs, which take no masks (ref_v2_masks_apply): the CPU path's dot stage
+ * dot stage. fp64 inputs, which take no masks (ref_v2_zero_mode): the CPU path's dot stage
  * decides all of them, with MPFR's signs (a nonzero beta C the finish decides), K = 19 (its
  * vector blocks and its scalar tail, with and without AVX2). */
 START_TEST(v2_model_dot_signed_zeros)

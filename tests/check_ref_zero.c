@@ -131,7 +131,7 @@ END_TEST
  * its sign, not the products' zero signs, decides the zero that RN64 makes of it. Row i of A:
  * (-1)^i 2^-1060 (subnormal; below the slices of its row, so the dropped-term bound underflows
  * too), 2^-328, then 0; column j of B: 2^-75, (-1)^j 2^-851, 1. The sum's sign is row i's; the
- * masks must not sign these zeros (ref_v2_masks_apply): every element as MPFR on both routes,
+ * masks must not sign these zeros (ref_v2_zero_mode): every element as MPFR on both routes,
  * half of them -0. */
 START_TEST(fp64_underflowing_products)
 {
@@ -210,7 +210,7 @@ START_TEST(onehot_and_special)
             for (int imma = 1; imma <= 2; imma++) {
                 mmp_ref_result rv;
                 three_agree(&rv, p.a, p.b, p.c, &p.g, imma, kind == GEN_ONEHOT ? "onehot" : "special");
-                if (kind == GEN_ONEHOT && ref_v2_masks_apply(&p.g))   /* fp64: zeros go to the dot stage */
+                if (kind == GEN_ONEHOT && ref_v2_zero_mode(&p.g) != REF_V2_ZERO_OFF)   /* fp64: zeros go to the dot stage */
                     ck_assert_msg(rv.split.n_dot == 0 && rv.n_exact + rv.n_mpfr == 0 && cpu_open == 0,
                                   "onehot %s k %lld: dot %lld, exact %lld, mpfr %lld; cpu path %lld",
                                   mmp_format_name(combos[_i].a), (long long)k, (long long)rv.split.n_dot,
