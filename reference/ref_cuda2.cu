@@ -63,6 +63,9 @@
  *   9. exact   each element still open from the native host operands (its row of A and column
  *              of B only: ref_mpfr_native_list): the exact evaluator (n_exact), MPFR for what it
  *              declines (n_mpfr). Nothing is left undecided.
+ * Device arrays come from the reference's own stream-ordered pool, kept between calls
+ * (ref_cuda2_mem.cu: no cudaMalloc/cudaFree in a call after the first of its size); the
+ * statistics come back into pinned host buffers.
  * Device memory at 8192^3, S slices of each operand: native A, B + a64, b64 (1 GB, freed after
  * slicing) + slices 2 S x 0.5 GB + product and state 2 GB: bf16 uniform (1 x 1) about 3 GB,
  * fp32 (2 x 2) 4 GB, wide data (4 x 4) 6 GB.
@@ -95,31 +98,29 @@ typedef struct {
     uint64_t *za, *sa, *zb, *sb;            /* zero and sign masks (ref_v2_zero_neg) */
     cublasHandle_t blas;
     ref_imma_dev im;                        /* the int8 route's planes */
-    size_t free0, free_min;
+    ref_mem_mark mem;                       /* device memory in use (ref_cuda2_mem.cu) */
     int borrowed;                           /* na, nb, nc are the caller's (options.dev_*) */
+    int keep;                               /* keep_device: h, l, p outlive the call (cudaMalloc) */
 } v2_dev;
 
 typedef struct {   /* host copies of the O(n) vectors */
-    ref_vstats *va, *vb;
+    ref_vstats *va, *vb;                    /* pinned (ref_cuda2_pinned slots 0, 1) when va_pin, vb_pin */
+    int va_pin, vb_pin;
     double *ra_max, *a_sum, *rb_max, *b_sum, *a_ss, *b_rl;
     int64_t *ra_ptr, *rb_ptr, *nfa_ptr, *nfb_ptr;
 } v2_host;
 
-static void mem_sample(v2_dev *g)
-{
-    size_t fr = 0, tot = 0;
-    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) return;
-    if (!g->free0) g->free0 = g->free_min = fr;
-    if (fr < g->free_min) g->free_min = fr;
-}
+static void mem_sample(v2_dev *g) { ref_cuda2_mem_sample(&g->mem); }
 
-#define DFREE(p) do { if (p) cudaFree(p); (p) = NULL; } while (0)
+/* the pool's arrays (ref_cuda2_mem.cu); OFREE: h, l, p, plain cudaMalloc under keep_device */
+#define DFREE(p) do { ref_cuda2_dfree(p); (p) = NULL; } while (0)
+#define OFREE(p) do { if (g->keep) cudaFree(p); else ref_cuda2_dfree(p); (p) = NULL; } while (0)
 
 static void dev_free(v2_dev *g)
 {
     if (g->borrowed) g->na = g->nb = g->nc = NULL;
     DFREE(g->na); DFREE(g->nb); DFREE(g->nc); DFREE(g->a64); DFREE(g->b64); DFREE(g->qa); DFREE(g->qb);
-    DFREE(g->p); DFREE(g->h); DFREE(g->l); DFREE(g->err); DFREE(g->ea); DFREE(g->fb); DFREE(g->bada);
+    OFREE(g->p); OFREE(g->h); OFREE(g->l); DFREE(g->err); DFREE(g->ea); DFREE(g->fb); DFREE(g->bada);
     DFREE(g->badb); DFREE(g->va); DFREE(g->vb); DFREE(g->smp); DFREE(g->ra_max); DFREE(g->a_sum);
     DFREE(g->rb_max); DFREE(g->b_sum); DFREE(g->a_ss); DFREE(g->b_rl); DFREE(g->ra_ptr); DFREE(g->rb_ptr);
     DFREE(g->n_und); DFREE(g->und); DFREE(g->nfa_ptr); DFREE(g->nfb_ptr); DFREE(g->n_dot); DFREE(g->ra_k);
@@ -132,14 +133,27 @@ static void dev_free(v2_dev *g)
 
 static void host_free(v2_host *h)
 {
-    free(h->va); free(h->vb); free(h->ra_max); free(h->a_sum); free(h->rb_max); free(h->b_sum); free(h->a_ss);
+    if (h->va_pin) ref_cuda2_pinned_release(0);
+    else free(h->va);
+    if (h->vb_pin) ref_cuda2_pinned_release(1);
+    else free(h->vb);
+    free(h->ra_max); free(h->a_sum); free(h->rb_max); free(h->b_sum); free(h->a_ss);
     free(h->b_rl); free(h->ra_ptr); free(h->rb_ptr); free(h->nfa_ptr); free(h->nfb_ptr);
     memset(h, 0, sizeof *h);
 }
 
 template <typename T> static mmp_status dalloc(v2_dev *g, T **p, size_t count)
 {
-    MMP_CUDA_CHECK(cudaMalloc((void **)p, (count ? count : 1) * sizeof(T)));
+    (void)g;   /* the pool's high watermark counts it (ref_cuda2_mem_end): no sample needed */
+    MMP_TRY(ref_cuda2_dalloc((void **)p, (count ? count : 1) * sizeof(T)));
+    return MMP_STATUS_OK;
+}
+
+/* h, l and p: the results, which keep_device hands to the caller (freed with cudaFree) */
+static mmp_status oalloc(v2_dev *g, double **p, size_t count)
+{
+    if (!g->keep) return dalloc(g, p, count);
+    MMP_CUDA_CHECK(cudaMalloc((void **)p, (count ? count : 1) * sizeof(double)));
     mem_sample(g);
     return MMP_STATUS_OK;
 }
@@ -256,7 +270,11 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
     v2_sample_kernel<<<(unsigned)((ns * 32 + 255) / 256), 256>>>(g->smp, ns, g->a64, g->b64, k);
     MMP_CUDA_CHECK(cudaGetLastError());
     trace("sample kernel");
-    MMP_TRY(halloc(&hv->va, m)); MMP_TRY(halloc(&hv->vb, n));
+    hv->va = (ref_vstats *)ref_cuda2_pinned(0, (size_t)m * sizeof(ref_vstats));   /* a DMA, not a staged copy */
+    hv->vb = (ref_vstats *)ref_cuda2_pinned(1, (size_t)n * sizeof(ref_vstats));
+    hv->va_pin = hv->va != NULL; hv->vb_pin = hv->vb != NULL;
+    if (!hv->va) MMP_TRY(halloc(&hv->va, m));
+    if (!hv->vb) MMP_TRY(halloc(&hv->vb, n));
     MMP_TRY(down(hv->va, g->va, m)); MMP_TRY(down(hv->vb, g->vb, n)); MMP_TRY(down(smp, g->smp, ns));
     trace("stats download");
     ref_plan_make_route(pl, gm, o, hv->va, hv->vb, smp, ns, REF_DEVICE_W_DOT, imma);
@@ -272,8 +290,8 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
         int64_t kw = (k + 63) / 64;
         MMP_TRY(dalloc(g, &g->za, (size_t)(m * kw))); MMP_TRY(dalloc(g, &g->sa, (size_t)(m * kw)));
         MMP_TRY(dalloc(g, &g->zb, (size_t)(n * kw))); MMP_TRY(dalloc(g, &g->sb, (size_t)(n * kw)));
-        if (m * kw) v2_mask_kernel<<<blocks(m * kw), 256>>>(g->za, g->sa, g->a64, m, k, kw);
-        if (n * kw) v2_mask_kernel<<<blocks(n * kw), 256>>>(g->zb, g->sb, g->b64, n, k, kw);
+        if (m * kw) v2_mask_kernel<<<blocks(m * kw * 32), 256>>>(g->za, g->sa, g->a64, m, k, kw);   /* a warp a word */
+        if (n * kw) v2_mask_kernel<<<blocks(n * kw * 32), 256>>>(g->zb, g->sb, g->b64, n, k, kw);
         MMP_CUDA_CHECK(cudaGetLastError());
         trace("zero masks");
     }
@@ -357,7 +375,8 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     double t0 = mmp_clock_now();
     MMP_CUDA_CHECK(cudaSetDevice(o->device));
     MMP_CUDA_CHECK(cudaFree(0));
-    mem_sample(g);
+    ref_cuda2_mem_begin(&g->mem);
+    g->keep = o->keep_device;
     MMP_CUBLAS_CHECK(cublasCreate(&g->blas));
     /* IEEE binary64 FMAs (FP64 emulation stays off): the slice products are exact (step 3) */
     MMP_CUBLAS_CHECK(cublasSetMathMode(g->blas, CUBLAS_DEFAULT_MATH));
@@ -406,12 +425,14 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     trace("slice");
     DFREE(g->a64); DFREE(g->b64);   /* before the state: peak memory */
     trace("free a64 b64");
-    if (!pl.imma) MMP_TRY(dalloc(g, &g->p, mn));
-    MMP_TRY(dalloc(g, &g->h, mn)); MMP_TRY(dalloc(g, &g->l, mn)); MMP_TRY(dalloc(g, &g->err, mn));
+    if (!pl.imma) MMP_TRY(oalloc(g, &g->p, mn));
+    MMP_TRY(oalloc(g, &g->h, mn)); MMP_TRY(oalloc(g, &g->l, mn)); MMP_TRY(dalloc(g, &g->err, mn));
     trace("state allocs");
-    MMP_CUDA_CHECK(cudaMemset(g->h, 0, mn * sizeof(double)));
-    MMP_CUDA_CHECK(cudaMemset(g->l, 0, mn * sizeof(double)));
-    MMP_CUDA_CHECK(cudaMemset(g->err, 0, mn * sizeof(double)));
+    if (!pl.imma || ref_imma_jobs(NULL, 0, &pl) == 0) {   /* the int8 route's first batch writes the state */
+        MMP_CUDA_CHECK(cudaMemset(g->h, 0, mn * sizeof(double)));
+        MMP_CUDA_CHECK(cudaMemset(g->l, 0, mn * sizeof(double)));
+        MMP_CUDA_CHECK(cudaMemset(g->err, 0, mn * sizeof(double)));
+    }
     trace("state memset");
     if (pl.imma) {   /* int8 GEMMs, a level's pairs in one, and their accumulation */
         MMP_TRY(ref_cuda2_imma_products(r, &g->im, g->h, g->l, g->err, g->ea, g->fb, &pl, m, n, (void *)g->blas));
@@ -435,6 +456,7 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
             v2_accumulate_kernel<<<blocks(mn), 256>>>(g->h, g->l, g->err, g->p, g->ea, g->fb, m, n, beta * lvl);
             MMP_TRY(sync_add(&r->split.accumulate_s, t2));
         }
+    mem_sample(g);   /* cuBLAS's workspace, made at the first GEMM */
     t1 = mmp_clock_now();
     trace("dgemm products");
     MMP_TRY(dalloc(g, &g->n_und, 1)); MMP_TRY(dalloc(g, &g->und, UNDECIDED_CAP));
@@ -462,7 +484,7 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
         t1 = mmp_clock_now();
         if (!g->qa) MMP_TRY(dalloc(g, &g->qa, mk));   /* the int8 route: none yet */
         if (!g->qb) MMP_TRY(dalloc(g, &g->qb, kn));
-        if (!g->p) MMP_TRY(dalloc(g, &g->p, mn));
+        if (!g->p) MMP_TRY(oalloc(g, &g->p, mn));
         v2_decode_kernel<<<blocks(mk), 256>>>(g->qa, g->na, fa, gm->la, gm->lda, m, k, 1, 1);
         v2_decode_kernel<<<blocks(kn), 256>>>(g->qb, g->nb, fb, gm->lb, gm->ldb, k, n, 0, 1);
         MMP_CUDA_CHECK(cudaGetLastError());
@@ -565,7 +587,7 @@ extern "C" mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void
     r->time.combine_s = mmp_clock_now() - t0 - r->time.convert_s - r->time.gemm_s;
     dev_free(&dev);
     host_free(&hv);
-    r->device_peak_bytes = dev.free0 > dev.free_min ? (int64_t)(dev.free0 - dev.free_min) : 0;
+    r->device_peak_bytes = ref_cuda2_mem_end(&dev.mem);   /* and the pool trimmed */
     if (st == MMP_STATUS_OK && n_und > 0) {
         qsort(und, (size_t)n_und, sizeof *und, cmp_i64);
         if (o->host_operands) st = o->host_operands(o->host_ctx);   /* the undecided elements read them */

@@ -55,7 +55,7 @@ static mmp_status timed_sync(double *acc, double t0)
 
 extern "C" void ref_cuda2_imma_free(ref_imma_dev *d)
 {
-    cudaFree(d->qa); cudaFree(d->qb); cudaFree(d->planes); cudaFree(d->bad);
+    ref_cuda2_dfree(d->qa); ref_cuda2_dfree(d->qb); ref_cuda2_dfree(d->planes); ref_cuda2_dfree(d->bad);
     memset(d, 0, sizeof *d);
 }
 
@@ -67,10 +67,10 @@ extern "C" mmp_status ref_cuda2_imma_slice(mmp_ref_result *r, ref_imma_dev *d, c
     int nj = ref_imma_jobs(NULL, 0, pl);
     d->nplanes = nj < REF_IMMA_BATCH ? nj : REF_IMMA_BATCH;
     double t0 = mmp_clock_now();
-    MMP_CUDA_CHECK(cudaMalloc((void **)&d->qa, (size_t)m4 * lda));
-    MMP_CUDA_CHECK(cudaMalloc((void **)&d->qb, (size_t)n4 * ldb));
-    MMP_CUDA_CHECK(cudaMalloc((void **)&d->planes, (size_t)(d->nplanes ? d->nplanes : 1) * m4 * n4 * sizeof(int32_t)));
-    MMP_CUDA_CHECK(cudaMalloc((void **)&d->bad, sizeof(int)));
+    MMP_TRY(ref_cuda2_dalloc((void **)&d->qa, (size_t)m4 * lda));   /* the reference's pool (ref_cuda2_mem.cu) */
+    MMP_TRY(ref_cuda2_dalloc((void **)&d->qb, (size_t)n4 * ldb));
+    MMP_TRY(ref_cuda2_dalloc((void **)&d->planes, (size_t)(d->nplanes ? d->nplanes : 1) * m4 * n4 * sizeof(int32_t)));
+    MMP_TRY(ref_cuda2_dalloc((void **)&d->bad, sizeof(int)));
     MMP_CUDA_CHECK(cudaMemset(d->qa, 0, (size_t)m4 * lda));
     MMP_CUDA_CHECK(cudaMemset(d->qb, 0, (size_t)n4 * ldb));
     MMP_CUDA_CHECK(cudaMemset(d->bad, 0, sizeof(int)));
@@ -100,6 +100,7 @@ extern "C" mmp_status ref_cuda2_imma_products(mmp_ref_result *r, ref_imma_dev *d
         memset(&b, 0, sizeof b);
         b.beta = pl->beta;
         b.ld = n4;
+        b.first = j0 == 0;   /* the state was not cleared: the first batch writes it */
         double t0 = mmp_clock_now();
         for (int q = 0; q < REF_IMMA_BATCH && j0 + q < nj; q++) {
             int64_t oa, ob, kk;

@@ -80,15 +80,23 @@ __global__ void v2_stats_kernel(const double *x, int64_t len, int beta, ref_vsta
     }
 }
 
-/* The zero and sign masks (ref_v2.h: ref_v2_mask_word, the host model's function) of `rows`
- * contiguous vectors of length len, kw words each: one thread per word. */
+/* The zero and sign masks of `rows` contiguous vectors of length len, kw words each: one warp
+ * per word, each lane reading entries lane and lane + 32 of it (coalesced) and two ballots per
+ * half; the bits are ref_v2_mask_word's (the host's function), entries past len give 0. */
 __global__ void v2_mask_kernel(uint64_t *z, uint64_t *sg, const double *x, int64_t rows, int64_t len, int64_t kw)
 {
-    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= rows * kw) return;
+    int64_t t = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;   /* the word: one per warp */
+    int lane = threadIdx.x & 31;
+    if (t >= rows * kw) return;   /* the whole warp */
     const double *v = x + t / kw * len;
-    z[t] = ref_v2_mask_word(v, len, t % kw, 0);
-    sg[t] = ref_v2_mask_word(v, len, t % kw, 1);
+    int64_t k0 = t % kw * 64 + lane, k1 = k0 + 32;
+    double x0 = k0 < len ? v[k0] : 1.0, x1 = k1 < len ? v[k1] : 1.0;
+    unsigned z0 = __ballot_sync(0xffffffffu, x0 == 0.0), z1 = __ballot_sync(0xffffffffu, x1 == 0.0);
+    unsigned s0 = __ballot_sync(0xffffffffu, signbit(x0) != 0), s1 = __ballot_sync(0xffffffffu, signbit(x1) != 0);
+    if (lane == 0) {
+        z[t] = z0 | (uint64_t)z1 << 32;
+        sg[t] = s0 | (uint64_t)s1 << 32;
+    }
 }
 
 /* Plain double estimates of the sampled elements (ref_plan.h), one warp each. */

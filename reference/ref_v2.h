@@ -73,7 +73,7 @@ REF_HD uint64_t ref_v2_mask_word(const double *v, int64_t len, int64_t w, int si
 }
 
 /* All kw words of both masks of one vector (host builders; the device's v2_mask_kernel takes a
- * word per thread). */
+ * word per warp). */
 REF_HD void ref_v2_mask_vector(uint64_t *z, uint64_t *sg, const double *v, int64_t len, int64_t kw)
 {
     for (int64_t w = 0; w < kw; w++) {
@@ -128,18 +128,21 @@ REF_HD void ref_v2_accumulate_one(double *h, double *l, double *err, const doubl
  * the planes of one level are consecutive. */
 typedef struct ref_imma_batch {
     int count, beta;
+    int first;                        /* 1: the state is not read but written (the first batch) */
     int64_t ld;
     const int32_t *plane[REF_IMMA_BATCH];
     int level[REF_IMMA_BATCH];
 } ref_imma_batch;
 
 /* Steps 4 and 6 for element x on the int8 route: each level's planes added in int64 (exact:
- * below 2^49, ref_plan.h), then state += sum 2^(E_i + F_j - beta L), exact. */
+ * below 2^49, ref_plan.h), then state += sum 2^(E_i + F_j - beta L), exact (b->first: the
+ * state starts from 0 instead of what the arrays hold). */
 REF_HD void ref_v2_accumulate_imma_one(double *h, double *l, double *err, const ref_imma_batch *b, const int *ea,
                                        const int *fb, int64_t n, int64_t x)
 {
     int64_t i = x / n, j = x % n;
-    double hh = h[x], ll = l[x], ee = err[x];
+    double hh = 0.0, ll = 0.0, ee = 0.0;
+    if (!b->first) { hh = h[x]; ll = l[x]; ee = err[x]; }
     for (int q = 0; q < b->count;) {
         int L = b->level[q];
         int64_t sum = 0;
@@ -375,6 +378,22 @@ mmp_status ref_cuda2_imma_products(mmp_ref_result *r, ref_imma_dev *d, double *h
                                    const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m, int64_t n,
                                    void *blas);
 void ref_cuda2_imma_free(ref_imma_dev *d);
+
+/* ref_cuda2_mem.cu (CUDA builds): the device reference's memory, a stream-ordered pool kept
+ * between calls, and pinned host buffers for what comes back (usage at the top of that file). */
+#define REF_PINNED_SLOTS 2
+typedef struct ref_mem_mark {
+    size_t free0, reserved0;   /* at ref_cuda2_mem_begin: free device memory, the pool's size */
+    long long outside_max;     /* most in use outside the pool at a sample */
+    int device, ok;
+} ref_mem_mark;
+mmp_status ref_cuda2_dalloc(void **p, size_t bytes);
+void ref_cuda2_dfree(void *p);
+void ref_cuda2_mem_begin(ref_mem_mark *mk);
+void ref_cuda2_mem_sample(ref_mem_mark *mk);
+int64_t ref_cuda2_mem_end(ref_mem_mark *mk);
+void *ref_cuda2_pinned(int slot, size_t bytes);
+void ref_cuda2_pinned_release(int slot);
 #ifdef __cplusplus
 }
 #endif

@@ -122,11 +122,14 @@ static mmp_status model_imma(mmp_ref_result *r, model *w, const ref_v2_plan *pl,
         ok &= ref_v2_slice8_one(qb + x / k * ldb, w->b64[x], w->fb[x / k], pl->beta, pl->sb, kp, 1, x % k);
     if (st == MMP_STATUS_OK && !ok) st = MMP_ERR(MMP_STATUS_INTERNAL, "reference: an int8 slice outside [-127, 127]");
     if (st == MMP_STATUS_OK) ref_imma_jobs(jobs, nj, pl);
+    if (nj > 0)   /* as on the device, the state is not cleared: the first batch must write it */
+        for (int64_t x = 0; x < m * n; x++) w->h[x] = w->l[x] = w->err[x] = NAN;
     for (int j0 = 0; st == MMP_STATUS_OK && j0 < nj; j0 += REF_IMMA_BATCH) {
         ref_imma_batch b;
         memset(&b, 0, sizeof b);
         b.beta = pl->beta;
         b.ld = n4;
+        b.first = j0 == 0;
         for (int q = 0; q < REF_IMMA_BATCH && j0 + q < nj && st == MMP_STATUS_OK; q++) {
             int64_t oa, ob, kk;
             ref_imma_job_span(&oa, &ob, &kk, &jobs[j0 + q], pl->sb, kp);
