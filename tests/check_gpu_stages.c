@@ -3,6 +3,8 @@
  *   - inputs: every format, every distribution, A, B and C, both layouts with ld padding: the
  *     device fill's bytes (canaries in the padding included) equal the host fill's;
  *   - the subnormal excess: the device's DGEMMs against metrics_sub.c, wide data;
+ *   - the NaN/Inf excuse under tf32 input rounding in the device comparison, on planted
+ *     elements: an excused NaN, a NaN no rounding explains, a finite value where Inf is due;
  *   - damage: a planted change in a guard, in the ld padding and in a matrix element is
  *     counted, with its first position, as mmp_buffer_damage counts it;
  *   - verdicts: the built-in smoke and edge suites of a set of device kernels and every CUDA
@@ -26,6 +28,7 @@
 #include "mmaprobe/metrics.h"
 #include "mmaprobe/registry.h"
 #include "mmaprobe/runner.h"
+#include "runner_devcheck.h"
 #include "runner_internal.h"
 
 static const mmp_dist dists[] = {MMP_DIST_EXACT, MMP_DIST_UNIFORM, MMP_DIST_NORMAL, MMP_DIST_WIDE,
@@ -204,6 +207,69 @@ START_TEST(excess_matches_host)
 }
 END_TEST
 
+/* ---- the NaN/Inf excuse under tf32 input rounding, on the device (runner_devcheck.cu) ----
+ * One row of four outputs, A = [Inf, 1], all exact values +Inf:
+ *   col 0: b = [2^-149, 1], output NaN: tf32 flushes 2^-149 to 0, Inf x 0 is NaN: excused;
+ *   col 1: b = [1, 1], output NaN: no rounding of these inputs gives NaN: a mismatch;
+ *   col 2: b = [2^-149, 1], output +Inf: right;
+ *   col 3: b = [1, 1], output 5: a finite output where Inf is due is never excused.
+ * Without the excuse (alt_on 0) column 0 is a NaN mismatch too, and the first one. */
+static void devcheck_tf32(mmp_devcheck_row *row, int alt_on)
+{
+    const float a[2] = {INFINITY, 1.0f};
+    const float tiny = 0x1p-149f;
+    const float b[8] = {tiny, 1.0f, tiny, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};   /* row-major 2 x 4 */
+    const float got[4] = {NAN, NAN, INFINITY, 5.0f};
+    const double want[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
+    void *da, *db, *dg0, *dg1;
+    double *dw;
+    ck_assert_int_eq(cudaSetDevice(0), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&da, sizeof a), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&db, sizeof b), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dg0, sizeof got), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dg1, sizeof got), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&dw, sizeof want), cudaSuccess);
+    cudaMemcpy(da, a, sizeof a, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, b, sizeof b, cudaMemcpyHostToDevice);
+    cudaMemcpy(dg0, got, sizeof got, cudaMemcpyHostToDevice);
+    cudaMemcpy(dg1, got, sizeof got, cudaMemcpyHostToDevice);
+    cudaMemcpy(dw, want, sizeof want, cudaMemcpyHostToDevice);
+    mmp_devcheck_in in;
+    memset(&in, 0, sizeof in);
+    in.got0 = dg0; in.got1 = dg1; in.d64 = dw; in.dout = dw;
+    mmp_format_hd_init(&in.df, MMP_FORMAT_FP32);
+    in.layout_d = MMP_LAYOUT_ROW; in.ldd = 4; in.m = 1; in.n = 4; in.k = 2;
+    in.poison0 = in.poison1 = 0xffbadbadu;
+    for (int h = 0; h <= MMP_HIST_BINS; h++) in.hist_edge[h] = mmp_hist_edge(h);
+    in.hr = 1; in.hc = 4;
+    in.alt_on = alt_on;
+    in.alt_a = da; in.alt_b = db;
+    mmp_format_hd_init(&in.alt_fa, MMP_FORMAT_FP32); mmp_format_hd_init(&in.alt_fb, MMP_FORMAT_FP32);
+    mmp_format_hd_init(&in.alt_fc, MMP_FORMAT_FP32); mmp_format_hd_init(&in.alt_mul, MMP_FORMAT_TF32);
+    in.alt_la = in.alt_lb = in.alt_lc = MMP_LAYOUT_ROW;
+    in.alt_lda = 2; in.alt_ldb = 4;
+    in.alpha = 1.0; in.beta = 0.0;
+    float heat[MMP_HEAT_MAX * MMP_HEAT_MAX];
+    uint8_t marks[MMP_HEAT_MAX * MMP_HEAT_MAX];
+    ck_assert_msg(mmp_devcheck_run(row, heat, marks, &in, NULL) == MMP_STATUS_OK, "%s", mmp_error_last());
+    cudaFree(da); cudaFree(db); cudaFree(dg0); cudaFree(dg1); cudaFree(dw);
+}
+
+START_TEST(tf32_excuse_on_device)
+{
+    mmp_devcheck_row with, without;
+    devcheck_tf32(&with, 1);
+    devcheck_tf32(&without, 0);
+    ck_assert_int_eq(with.count, 4);
+    ck_assert_int_eq(with.nan_mismatch, 1);      /* column 1 */
+    ck_assert_int_eq(with.inf_mismatch, 1);      /* column 3 */
+    ck_assert_int_eq(with.nan_j, 1);
+    ck_assert_int_eq(without.nan_mismatch, 2);   /* columns 0 and 1 */
+    ck_assert_int_eq(without.inf_mismatch, 1);
+    ck_assert_int_eq(without.nan_j, 0);
+}
+END_TEST
+
 /* ---- verdicts: host stages against device stages ---- */
 static const char *const kernels[] = {"cublas_bf16_f32", "cublas_f16_f16", "cublas_tf32", "cublaslt_e4m3_bf16",
                                       "cublaslt_i8_i32", "fp16_ptx_mma", "bf16_mma_swizzle_3stage", "fp8_mma",
@@ -318,6 +384,7 @@ static Suite *stages_suite(void)
     tcase_add_loop_test(t, fill_matches_host, 0, MMP_FORMAT_COUNT_);
     tcase_add_loop_test(t, damage_matches_host, 0, MMP_FORMAT_COUNT_);
     tcase_add_loop_test(t, excess_matches_host, 0, 4);
+    tcase_add_test(t, tf32_excuse_on_device);
     tcase_add_loop_test(t, verdicts_match_builtin, 0, 2);
     tcase_add_test(t, verdicts_match_mutants);
     suite_add_tcase(s, t);
