@@ -13,9 +13,11 @@
  *   void *h = ref_cuda2_pinned(slot, bytes);       // NULL: busy or not available, use calloc
  *   ref_cuda2_pinned_release(slot);
  *
- * The pool keeps at most MMP_REF_POOL_KEEP MiB (default 8192) between calls; MMP_REF_POOL_KEEP=0
- * returns everything after each call, and a device without memory pools gets cudaMalloc. Arrays
- * that outlive the call (keep_device's results) are plain cudaMalloc, freed by their owner.
+ * The pool keeps at most MMP_REF_POOL_KEEP MiB between calls (default: 8192, or an eighth of
+ * the device's memory when that is less, so that a small GPU keeps room for the next case's
+ * buffers); MMP_REF_POOL_KEEP=0 returns everything after each call, and a device without
+ * memory pools gets cudaMalloc. Arrays that outlive the call (keep_device's results) are plain
+ * cudaMalloc, freed by their owner.
  * The peak (mmp_ref_result.device_peak_bytes) is the pool's high watermark plus the most that
  * cudaMemGetInfo saw in use outside the pool at the samples (cuBLAS's workspace).
  */
@@ -93,6 +95,7 @@ extern "C" void ref_cuda2_mem_begin(ref_mem_mark *mk)
     mk->ok = cudaMemGetInfo(&fr, &tot) == cudaSuccess;
     if (!mk->ok) (void)cudaGetLastError();
     mk->free0 = fr;
+    mk->total = tot;
     cudaMemPool_t pool = pool_of(mk->device);
     uint64_t zero = 0;
     if (pool) (void)cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero);   /* 0 resets it */
@@ -115,7 +118,9 @@ extern "C" int64_t ref_cuda2_mem_end(ref_mem_mark *mk)
     int64_t peak = mk->outside_max + (int64_t)pool_get(pool, cudaMemPoolAttrUsedMemHigh);
     if (pool) {
         const char *e = getenv("MMP_REF_POOL_KEEP");
-        size_t keep = (size_t)(e && *e ? strtoull(e, NULL, 10) : 8192) << 20;
+        size_t keep = (size_t)8192 << 20;
+        if (mk->total / 8 < keep) keep = mk->total / 8;
+        if (e && *e) keep = (size_t)strtoull(e, NULL, 10) << 20;
         (void)cudaStreamSynchronize(0);   /* the frees have happened: they can be released */
         (void)cudaMemPoolTrimTo(pool, keep);
         (void)cudaGetLastError();

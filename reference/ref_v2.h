@@ -383,7 +383,7 @@ void ref_cuda2_imma_free(ref_imma_dev *d);
  * between calls, and pinned host buffers for what comes back (usage at the top of that file). */
 #define REF_PINNED_SLOTS 2
 typedef struct ref_mem_mark {
-    size_t free0, reserved0;   /* at ref_cuda2_mem_begin: free device memory, the pool's size */
+    size_t free0, total, reserved0;   /* at ref_cuda2_mem_begin: free and total device memory, the pool's size */
     long long outside_max;     /* most in use outside the pool at a sample */
     int device, ok;
 } ref_mem_mark;
