@@ -71,8 +71,10 @@ extern "C" mmp_status ref_cuda2_imma_slice(mmp_ref_result *r, ref_imma_dev *d, c
     MMP_TRY(ref_cuda2_dalloc((void **)&d->qb, (size_t)n4 * ldb));
     MMP_TRY(ref_cuda2_dalloc((void **)&d->planes, (size_t)(d->nplanes ? d->nplanes : 1) * m4 * n4 * sizeof(int32_t)));
     MMP_TRY(ref_cuda2_dalloc((void **)&d->bad, sizeof(int)));
-    MMP_CUDA_CHECK(cudaMemset(d->qa, 0, (size_t)m4 * lda));
-    MMP_CUDA_CHECK(cudaMemset(d->qb, 0, (size_t)n4 * ldb));
+    /* the slice kernels write every slot of every vector: only padding (k < kp, m < m4, n < n4)
+     * needs zeros */
+    if (kp != k || m4 != m) MMP_CUDA_CHECK(cudaMemset(d->qa, 0, (size_t)m4 * lda));
+    if (kp != k || n4 != n) MMP_CUDA_CHECK(cudaMemset(d->qb, 0, (size_t)n4 * ldb));
     MMP_CUDA_CHECK(cudaMemset(d->bad, 0, sizeof(int)));
     v2_slice8_kernel<<<blocks(m * k), 256>>>(d->qa, a64, ea, m, k, lda, pl->beta, pl->sa, kp, 0, d->bad);
     v2_slice8_kernel<<<blocks(n * k), 256>>>(d->qb, b64, fb, n, k, ldb, pl->beta, pl->sb, kp, 1, d->bad);

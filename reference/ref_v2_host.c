@@ -115,6 +115,9 @@ static mmp_status model_imma(mmp_ref_result *r, model *w, const ref_v2_plan *pl,
     ref_imma_job *jobs = malloc(((size_t)nj + 1) * sizeof *jobs);
     mmp_status st = MMP_STATUS_OK;
     if (!qa || !qb || !planes || !jobs) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model, int8)");
+    /* as on the device, planes without padding are not cleared: the slices must fill them */
+    if (qa && kp == k && m4 == m) memset(qa, 0x5a, (size_t)m4 * lda);
+    if (qb && kp == k && n4 == n) memset(qb, 0x5a, (size_t)n4 * ldb);
     int ok = 1;
     for (int64_t x = 0; st == MMP_STATUS_OK && x < m * k; x++)
         ok &= ref_v2_slice8_one(qa + x / k * lda, w->a64[x], w->ea[x / k], pl->beta, pl->sa, kp, 0, x % k);

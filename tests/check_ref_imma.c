@@ -151,6 +151,7 @@ START_TEST(model_every_kind)
         if (k % 16 == 0) k++;
         imma_agrees(f[0], f[1], kind, m, n, k, 1.0, 0.0, 0.0);
         imma_agrees(f[0], f[1], kind, m, n, k + 16, is_int ? 0.75 : -0.75, 0.5, 0.0);
+        imma_agrees(f[0], f[1], kind, 16, 12, 96, 1.0, 0.0, 0.0);   /* no padding: planes not cleared */
     }
     imma_agrees(f[0], f[1], GEN_RANDOM, 20, 18, 77, 3.0, 0.1, 0.25);   /* far entries: bound mode */
     imma_agrees(f[0], f[1], GEN_RANDOM, 20, 18, 77, 1.0, 0.0, 0.01);   /* and sparse remainders */
