@@ -18,43 +18,19 @@ static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *r
                          const mmp_runner_options *o, const mmp_buffer *ops, unsigned char *bad,
                          unsigned char *flushed, double **sub, double **sub_abs);
 
-/* ---- NaN/Inf under a declared input rounding (mul_format, metrics.h's special_alt) ---- */
-typedef struct {
-    const mmp_case *c;
-    const void *a, *b, *cc;    /* the inputs as filled (pristine images) */
-    mmp_format mul;
-} alt_ctx;
-
-/* The class of alpha sum_k a'_ik b'_kj + beta c_ij, a' and b' the inputs rounded to the multiply
- * format (rule: rounding mode rm): 0 finite, 1 +Inf, 2 -Inf, 3 NaN. */
-static int class_rounded(const alt_ctx *x, int64_t i, int64_t j, mmp_round rm)
+/* ---- NaN/Inf under a declared input rounding (runner_alt_hd.h, metrics.h's special_alt) ---- */
+void mmp_check_alt_init(mmp_alt_in *x, const mmp_case *c, const void *a, const void *b, const void *cc)
 {
-    const mmp_case *c = x->c;
     const mmp_kernel_desc *k = c->kernel;
-    int pinf = 0, ninf = 0, nan = 0;
-    for (int64_t t = 0; t < c->k && !nan; t++) {
-        double a = mmp_format_load(x->a, mmp_gemm_index(c->la, c->lda, i, t), (mmp_format)k->a_format);
-        double b = mmp_format_load(x->b, mmp_gemm_index(c->lb, c->ldb, t, j), (mmp_format)k->b_format);
-        if (isfinite(a)) a = mmp_format_round(a, x->mul, rm, 0);
-        if (isfinite(b)) b = mmp_format_round(b, x->mul, rm, 0);
-        if (isnan(a) || isnan(b) || (isinf(a) && b == 0) || (isinf(b) && a == 0)) nan = 1;
-        else if (isinf(a) || isinf(b)) { if ((a < 0) != (b < 0)) ninf = 1; else pinf = 1; }
-    }
-    if (nan || (pinf && ninf)) return 3;
-    int s = pinf ? 1 : ninf ? 2 : 0;
-    if (s && (c->alpha == 0 || isnan(c->alpha))) return 3;
-    if (s && c->alpha < 0) s = 3 - s;
-    if (c->beta != 0 && x->cc) {
-        double cv = mmp_format_load(x->cc, mmp_gemm_index(c->lc, c->ldc, i, j), (mmp_format)k->c_format);
-        double t = c->beta * cv;
-        if (isnan(t)) return 3;
-        if (isinf(t)) {
-            int ts = t > 0 ? 1 : 2;
-            if (s && s != ts) return 3;
-            s = ts;
-        }
-    }
-    return s;
+    memset(x, 0, sizeof *x);
+    x->a = a; x->b = b; x->c = c->beta != 0 ? cc : NULL;
+    mmp_format_hd_init(&x->fa, (mmp_format)k->a_format);
+    mmp_format_hd_init(&x->fb, (mmp_format)k->b_format);
+    mmp_format_hd_init(&x->fc, (mmp_format)k->c_format);
+    mmp_format_hd_init(&x->mul, (mmp_format)k->mul_format);
+    x->la = (int)c->la; x->lb = (int)c->lb; x->lc = (int)c->lc;
+    x->lda = c->lda; x->ldb = c->ldb; x->ldc = c->ldc; x->k = c->k;
+    x->alpha = c->alpha; x->beta = c->beta;
 }
 
 /* ---- exact comparison, by rows on every core ---- */
@@ -80,13 +56,7 @@ static void exact_rows(void *ctx, int64_t i0, int64_t i1, int tid)
         }
 }
 
-static int special_alt(void *ctx, int64_t i, int64_t j, double got)
-{
-    const alt_ctx *x = ctx;
-    int g = isnan(got) ? 3 : isinf(got) ? (got > 0 ? 1 : 2) : 0;
-    if (!g) return 0;   /* a finite output where a NaN/Inf is due is never excused */
-    return class_rounded(x, i, j, MMP_ROUND_NEAREST_EVEN) == g || class_rounded(x, i, j, MMP_ROUND_TOWARD_ZERO) == g;
-}
+static int special_alt(void *ctx, int64_t i, int64_t j, double got) { return mmp_alt_excused(ctx, i, j, got); }
 
 void mmp_check_input_init(mmp_metrics_input *in_, mmp_case_result *r, const mmp_case *c, const mmp_ref *ref,
                           const void *got, const mmp_runner_options *o)
@@ -191,8 +161,9 @@ static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *r
     mmp_check_input_init(&in, r, c, ref, got, o);
     /* products with a subnormal factor (metrics.h: the bound's subnormal excess) */
     in.sub_excess = subnormal_excess(sub, sub_abs, c, ops, o);
-    alt_ctx ax = {c, mmp_buffer_filled(ops ? &ops[0] : NULL), mmp_buffer_filled(ops ? &ops[1] : NULL), mmp_buffer_filled(ops ? &ops[2] : NULL),
-                  (mmp_format)k->mul_format};
+    mmp_alt_in ax;
+    mmp_check_alt_init(&ax, c, mmp_buffer_filled(ops ? &ops[0] : NULL), mmp_buffer_filled(ops ? &ops[1] : NULL),
+                       mmp_buffer_filled(ops ? &ops[2] : NULL));
     if (in.u_mul > 0 && ax.a && ax.b) {
         in.special_alt = special_alt;
         in.special_ctx = &ax;

@@ -146,18 +146,11 @@ mmp_status mmp_check_output_device(mmp_case_result *r, const mmp_case *c, const 
     fill_in(&d, &in, c, ref, o);
     d.got0 = got0;
     d.got1 = got1;
-    if (in.u_mul > 0 && ops && ops[0].dev_pristine && ops[1].dev_pristine) {   /* runner_check.c's special_alt */
+    if (in.u_mul > 0 && ops && ops[0].dev_pristine && ops[1].dev_pristine) {   /* the NaN/Inf excuse, as the host's */
         d.alt_on = 1;
-        d.alt_a = (const unsigned char *)ops[0].dev_pristine + MMP_GUARD_BYTES;
-        d.alt_b = (const unsigned char *)ops[1].dev_pristine + MMP_GUARD_BYTES;
-        d.alt_c = c->beta != 0 && ops[2].dev_pristine ? (const unsigned char *)ops[2].dev_pristine + MMP_GUARD_BYTES : NULL;
-        mmp_format_hd_init(&d.alt_fa, (mmp_format)k->a_format);
-        mmp_format_hd_init(&d.alt_fb, (mmp_format)k->b_format);
-        mmp_format_hd_init(&d.alt_fc, (mmp_format)k->c_format);
-        mmp_format_hd_init(&d.alt_mul, (mmp_format)k->mul_format);
-        d.alt_la = (int)c->la; d.alt_lb = (int)c->lb; d.alt_lc = (int)c->lc;
-        d.alt_lda = c->lda; d.alt_ldb = c->ldb; d.alt_ldc = c->ldc;
-        d.alpha = c->alpha; d.beta = c->beta;
+        mmp_check_alt_init(&d.alt, c, (const unsigned char *)ops[0].dev_pristine + MMP_GUARD_BYTES,
+                           (const unsigned char *)ops[1].dev_pristine + MMP_GUARD_BYTES,
+                           ops[2].dev_pristine ? (const unsigned char *)ops[2].dev_pristine + MMP_GUARD_BYTES : NULL);
     }
     double *sub = NULL, *sub_abs = NULL;
     mmp_status st = device_excess(&sub, &sub_abs, c, ops, o);

@@ -8,7 +8,7 @@
  *     flushed subnormals and the biased-rounding sums (runner_check.c, runner_verdict.c);
  *   - under a declared input rounding (fp32 inputs on tf32 multipliers), a NaN/Inf output where
  *     the classes differ is excused when either rounding of that element's row and column gives
- *     it (runner_check.c's special_alt: K steps, only for such elements).
+ *     it (runner_alt_hd.h, the host's function: K steps, only for such elements).
  * One block of TPR threads per output row; thread t takes columns t, t + TPR, ...; its partial
  * record is merged with its neighbours' in a fixed tree (first positions: the smallest column;
  * the worst element: the largest ratio, then the smallest column), so every count, maximum and
@@ -95,45 +95,6 @@ __device__ __forceinline__ int bits_equal(uint64_t x, uint64_t y, const mmp_form
     return x == y || (f.is_float && isnan(mmp_format_hd_decode(x, &f)) && isnan(mmp_format_hd_decode(y, &f)));
 }
 
-/* runner_check.c's class_rounded: the class of alpha sum_k a'_ik b'_kj + beta c_ij with a', b'
- * the inputs rounded to the multiply format (rule rm): 0 finite, 1 +Inf, 2 -Inf, 3 NaN. */
-__device__ int class_rounded(const mmp_devcheck_in &in, int64_t i, int64_t j, int rm)
-{
-    int pinf = 0, ninf = 0, nan = 0;
-    for (int64_t t = 0; t < in.k && !nan; t++) {
-        size_t ia = in.alt_la == MMP_LAYOUT_ROW ? (size_t)(i * in.alt_lda + t) : (size_t)(t * in.alt_lda + i);
-        size_t ib = in.alt_lb == MMP_LAYOUT_ROW ? (size_t)(t * in.alt_ldb + j) : (size_t)(j * in.alt_ldb + t);
-        double a = mmp_format_hd_load(in.alt_a, ia, &in.alt_fa), b = mmp_format_hd_load(in.alt_b, ib, &in.alt_fb);
-        if (isfinite(a)) a = mmp_format_hd_round(a, &in.alt_mul, rm, 0);
-        if (isfinite(b)) b = mmp_format_hd_round(b, &in.alt_mul, rm, 0);
-        if (isnan(a) || isnan(b) || (isinf(a) && b == 0) || (isinf(b) && a == 0)) nan = 1;
-        else if (isinf(a) || isinf(b)) { if ((a < 0) != (b < 0)) ninf = 1; else pinf = 1; }
-    }
-    if (nan || (pinf && ninf)) return 3;
-    int s = pinf ? 1 : ninf ? 2 : 0;
-    if (s && (in.alpha == 0 || isnan(in.alpha))) return 3;
-    if (s && in.alpha < 0) s = 3 - s;
-    if (in.beta != 0 && in.alt_c) {
-        size_t ic = in.alt_lc == MMP_LAYOUT_ROW ? (size_t)(i * in.alt_ldc + j) : (size_t)(j * in.alt_ldc + i);
-        double t = in.beta * mmp_format_hd_load(in.alt_c, ic, &in.alt_fc);
-        if (isnan(t)) return 3;
-        if (isinf(t)) {
-            int ts = t > 0 ? 1 : 2;
-            if (s && s != ts) return 3;
-            s = ts;
-        }
-    }
-    return s;
-}
-
-/* runner_check.c's special_alt: a NaN/Inf output that either rounding of the inputs gives */
-__device__ int special_alt(const mmp_devcheck_in &in, int64_t i, int64_t j, double got)
-{
-    int g = isnan(got) ? 3 : isinf(got) ? (got > 0 ? 1 : 2) : 0;
-    if (!g) return 0;   /* a finite output where a NaN/Inf is due is never excused */
-    return class_rounded(in, i, j, MMP_ROUND_NEAREST_EVEN) == g || class_rounded(in, i, j, MMP_ROUND_TOWARD_ZERO) == g;
-}
-
 /* One element (i, j) into the thread's record q and the block's histogram and heat row. */
 __device__ void element(mmp_devcheck_row *q, unsigned *hist, float *heat, int *mark, const mmp_devcheck_in &in,
                         double scale, int64_t i, int64_t j)
@@ -168,7 +129,7 @@ __device__ void element(mmp_devcheck_row *q, unsigned *hist, float *heat, int *m
     double wc = isinf(want_out) && isfinite(want) ? want_out : want;
     /* only where the classes differ (metrics.c): the class the declared input rounding gives */
     int alt = in.alt_on && (isnan(got) || isinf(got) || isnan(wc) || isinf(wc)) &&
-              (isnan(got) != isnan(wc) || (!isnan(wc) && got != wc)) && special_alt(in, i, j, got);
+              (isnan(got) != isnan(wc) || (!isnan(wc) && got != wc)) && mmp_alt_excused(&in.alt, i, j, got);
     if (alt) {
         ratio = 0;
     } else if (isnan(got) != isnan(wc)) {

@@ -18,6 +18,7 @@
 #include "mmaprobe/hd.h"
 #include "mmaprobe/result.h"
 #include "mmaprobe/status.h"
+#include "runner_alt_hd.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,14 +70,10 @@ typedef struct mmp_devcheck_in {
     /* biased rounding (round_on 0: not checked) */
     int round_on;
     double round_max_out, round_gamma, round_floor;
-    /* NaN/Inf under a declared input rounding (alt_on 0: none; runner_check.c's special_alt):
-     * the inputs as filled (device), alt_c NULL when beta is 0 */
+    /* NaN/Inf under a declared input rounding (alt_on 0: none; runner_alt_hd.h), the inputs
+     * as filled on the device */
     int alt_on;
-    const void *alt_a, *alt_b, *alt_c;
-    mmp_format_hd alt_fa, alt_fb, alt_fc, alt_mul;
-    int alt_la, alt_lb, alt_lc;
-    int64_t alt_lda, alt_ldb, alt_ldc;
-    double alpha, beta;
+    mmp_alt_in alt;
 } mmp_devcheck_in;
 
 /* rows: M host records; heat: hr x hc host cells (maxima of the ratio, as metrics.h says);

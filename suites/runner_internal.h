@@ -12,6 +12,7 @@
 #include "mmaprobe/reference.h"
 #include "mmaprobe/runner.h"
 #include "dist_hd.h"
+#include "runner_alt_hd.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -149,6 +150,9 @@ void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref,
  * o->acc_model has the instruction: r->tolerance says so), the host reference arrays. */
 void mmp_check_input_init(mmp_metrics_input *in, mmp_case_result *r, const mmp_case *c, const mmp_ref *ref,
                           const void *got, const mmp_runner_options *o);
+/* The NaN/Inf excuse's input (runner_alt_hd.h) of a case whose filled inputs are a, b, cc (host
+ * or device pointers; cc NULL without C). */
+void mmp_check_alt_init(mmp_alt_in *x, const mmp_case *c, const void *a, const void *b, const void *cc);
 /* The reasons and message parts of a comparison, from its facts (host or device comparison). */
 void mmp_check_say_nan(mmp_case_result *r, int64_t i, int64_t j, double g, double w);
 void mmp_check_say_exact(mmp_case_result *r, int64_t bad, int64_t i, int64_t j, double g, double w);

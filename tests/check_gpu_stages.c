@@ -243,12 +243,12 @@ static void devcheck_tf32(mmp_devcheck_row *row, int alt_on)
     for (int h = 0; h <= MMP_HIST_BINS; h++) in.hist_edge[h] = mmp_hist_edge(h);
     in.hr = 1; in.hc = 4;
     in.alt_on = alt_on;
-    in.alt_a = da; in.alt_b = db;
-    mmp_format_hd_init(&in.alt_fa, MMP_FORMAT_FP32); mmp_format_hd_init(&in.alt_fb, MMP_FORMAT_FP32);
-    mmp_format_hd_init(&in.alt_fc, MMP_FORMAT_FP32); mmp_format_hd_init(&in.alt_mul, MMP_FORMAT_TF32);
-    in.alt_la = in.alt_lb = in.alt_lc = MMP_LAYOUT_ROW;
-    in.alt_lda = 2; in.alt_ldb = 4;
-    in.alpha = 1.0; in.beta = 0.0;
+    in.alt.a = da; in.alt.b = db;
+    mmp_format_hd_init(&in.alt.fa, MMP_FORMAT_FP32); mmp_format_hd_init(&in.alt.fb, MMP_FORMAT_FP32);
+    mmp_format_hd_init(&in.alt.fc, MMP_FORMAT_FP32); mmp_format_hd_init(&in.alt.mul, MMP_FORMAT_TF32);
+    in.alt.la = in.alt.lb = in.alt.lc = MMP_LAYOUT_ROW;
+    in.alt.lda = 2; in.alt.ldb = 4; in.alt.k = 2;
+    in.alt.alpha = 1.0; in.alt.beta = 0.0;
     float heat[MMP_HEAT_MAX * MMP_HEAT_MAX];
     uint8_t marks[MMP_HEAT_MAX * MMP_HEAT_MAX];
     ck_assert_msg(mmp_devcheck_run(row, heat, marks, &in, NULL) == MMP_STATUS_OK, "%s", mmp_error_last());

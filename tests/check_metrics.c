@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mmaprobe/metrics.h"
+#include "runner_alt_hd.h"
 #include "tests/check_main.h"
 
 static uint64_t rs;
@@ -133,6 +134,45 @@ START_TEST(nan_excused_only_by_the_input_rounding)
     mmp_metrics_compute(&m, &in, &t);
     ck_assert_int_eq(m.nan_mismatch, 1);   /* (0,1) is still a mismatch */
     ck_assert_int_eq(m.above_tol, 1);
+}
+END_TEST
+
+/* runner_alt_hd.h, the excuse the host and device comparisons share: fp32 inputs on tf32
+ * multipliers. A = [Inf, 1; FLT_MAX, 0] (row-major), B columns [2^-149, 1] and [1, 1]:
+ *   (0, 0): tf32 flushes 2^-149 to 0, Inf x 0 = NaN: a NaN output is excused, +Inf is not;
+ *   (0, 1): +Inf by any rounding: a NaN output is not excused;
+ *   (1, 1): FLT_MAX rounds to Inf to nearest, stays finite toward zero: +Inf is excused,
+ *           alpha = -1 makes it -Inf; a finite output is never excused;
+ *   beta c = -Inf against a +Inf sum: NaN. */
+START_TEST(alt_excuse_shared)
+{
+    const float a[4] = {INFINITY, 1.0f, FLT_MAX, 0.0f};
+    const float b[4] = {0x1p-149f, 1.0f, 1.0f, 1.0f};   /* row-major 2 x 2: columns [2^-149, 1], [1, 1] */
+    const float c[4] = {0.0f, -INFINITY, 0.0f, 0.0f};
+    mmp_alt_in x;
+    memset(&x, 0, sizeof x);
+    x.a = a; x.b = b;
+    mmp_format_hd_init(&x.fa, MMP_FORMAT_FP32); mmp_format_hd_init(&x.fb, MMP_FORMAT_FP32);
+    mmp_format_hd_init(&x.fc, MMP_FORMAT_FP32); mmp_format_hd_init(&x.mul, MMP_FORMAT_TF32);
+    x.la = x.lb = x.lc = MMP_LAYOUT_ROW;
+    x.lda = x.ldb = x.ldc = 2; x.k = 2;
+    x.alpha = 1.0;
+    ck_assert_int_eq(mmp_alt_class(&x, 0, 0, MMP_ROUND_NEAREST_EVEN), 3);
+    ck_assert_int_eq(mmp_alt_excused(&x, 0, 0, NAN), 1);
+    ck_assert_int_eq(mmp_alt_excused(&x, 0, 0, INFINITY), 0);
+    ck_assert_int_eq(mmp_alt_excused(&x, 0, 1, NAN), 0);
+    ck_assert_int_eq(mmp_alt_class(&x, 1, 1, MMP_ROUND_NEAREST_EVEN), 1);
+    ck_assert_int_eq(mmp_alt_class(&x, 1, 1, MMP_ROUND_TOWARD_ZERO), 0);
+    ck_assert_int_eq(mmp_alt_excused(&x, 1, 1, INFINITY), 1);
+    ck_assert_int_eq(mmp_alt_excused(&x, 1, 1, -INFINITY), 0);
+    ck_assert_int_eq(mmp_alt_excused(&x, 1, 1, 5.0), 0);
+    x.alpha = -1.0;
+    ck_assert_int_eq(mmp_alt_excused(&x, 1, 1, -INFINITY), 1);
+    x.alpha = 1.0; x.c = c; x.beta = 1.0;
+    ck_assert_int_eq(mmp_alt_class(&x, 0, 1, MMP_ROUND_NEAREST_EVEN), 3);
+    ck_assert_int_eq(mmp_alt_excused(&x, 0, 1, NAN), 1);
+    x.beta = 0.0;   /* beta 0: C is not read */
+    ck_assert_int_eq(mmp_alt_excused(&x, 0, 1, NAN), 0);
 }
 END_TEST
 
@@ -266,6 +306,7 @@ static Suite *metrics_suite(void)
     tcase_add_test(tc, nan_inf_counted_first_and_apart);
     tcase_add_test(tc, overflow_of_the_rounded_result_is_right);
     tcase_add_test(tc, nan_excused_only_by_the_input_rounding);
+    tcase_add_test(tc, alt_excuse_shared);
     tcase_add_test(tc, ulp_and_bounds_formulas);
     tcase_add_test(tc, bound_holds_for_truncation_and_catches_fp16_accumulation);
     tcase_add_test(tc, tolerance_modes);
