@@ -20,15 +20,10 @@
 typedef struct mmp_alt_in {
     const void *a, *b, *c;                    /* the inputs as filled (c: NULL when beta is 0) */
     mmp_format_hd fa, fb, fc, mul;            /* their formats, the multiply format */
-    int la, lb, lc;                           /* mmp_layout */
+    mmp_layout la, lb, lc;
     int64_t lda, ldb, ldc, k;
     double alpha, beta;
 } mmp_alt_in;
-
-MMP_HD size_t mmp_alt_index(int layout, int64_t ld, int64_t i, int64_t j)
-{
-    return layout == MMP_LAYOUT_ROW ? (size_t)(i * ld + j) : (size_t)(j * ld + i);
-}
 
 /* The class of alpha sum_k a'_ik b'_kj + beta c_ij, a' and b' the inputs rounded to the multiply
  * format (rule rm): 0 finite, 1 +Inf, 2 -Inf, 3 NaN. */
@@ -36,8 +31,8 @@ MMP_HD int mmp_alt_class(const mmp_alt_in *x, int64_t i, int64_t j, int rm)
 {
     int pinf = 0, ninf = 0, nan = 0;
     for (int64_t t = 0; t < x->k && !nan; t++) {
-        double a = mmp_format_hd_load(x->a, mmp_alt_index(x->la, x->lda, i, t), &x->fa);
-        double b = mmp_format_hd_load(x->b, mmp_alt_index(x->lb, x->ldb, t, j), &x->fb);
+        double a = mmp_format_hd_load(x->a, mmp_gemm_index(x->la, x->lda, i, t), &x->fa);
+        double b = mmp_format_hd_load(x->b, mmp_gemm_index(x->lb, x->ldb, t, j), &x->fb);
         if (isfinite(a)) a = mmp_format_hd_round(a, &x->mul, rm, 0);
         if (isfinite(b)) b = mmp_format_hd_round(b, &x->mul, rm, 0);
         if (isnan(a) || isnan(b) || (isinf(a) && b == 0) || (isinf(b) && a == 0)) nan = 1;
@@ -48,7 +43,7 @@ MMP_HD int mmp_alt_class(const mmp_alt_in *x, int64_t i, int64_t j, int rm)
     if (s && (x->alpha == 0 || isnan(x->alpha))) return 3;
     if (s && x->alpha < 0) s = 3 - s;
     if (x->beta != 0 && x->c) {
-        double t = x->beta * mmp_format_hd_load(x->c, mmp_alt_index(x->lc, x->ldc, i, j), &x->fc);
+        double t = x->beta * mmp_format_hd_load(x->c, mmp_gemm_index(x->lc, x->ldc, i, j), &x->fc);
         if (isnan(t)) return 3;
         if (isinf(t)) {
             int ts = t > 0 ? 1 : 2;

@@ -28,7 +28,7 @@ void mmp_check_alt_init(mmp_alt_in *x, const mmp_case *c, const void *a, const v
     mmp_format_hd_init(&x->fb, (mmp_format)k->b_format);
     mmp_format_hd_init(&x->fc, (mmp_format)k->c_format);
     mmp_format_hd_init(&x->mul, (mmp_format)k->mul_format);
-    x->la = (int)c->la; x->lb = (int)c->lb; x->lc = (int)c->lc;
+    x->la = c->la; x->lb = c->lb; x->lc = c->lc;
     x->lda = c->lda; x->ldb = c->ldb; x->ldc = c->ldc; x->k = c->k;
     x->alpha = c->alpha; x->beta = c->beta;
 }

@@ -40,6 +40,10 @@ void mmp_gemm_init(mmp_gemm *g, mmp_format a, mmp_format b, mmp_format c, mmp_fo
 /* Validates sizes (> 0), leading dims (>= rows/cols, even for 4-bit), formats. */
 mmp_status mmp_gemm_check(const mmp_gemm *g);
 
+/* The index of element (i, j); device code may call it too (nvcc: __host__ __device__). */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
 static inline size_t mmp_gemm_index(mmp_layout l, int64_t ld, int64_t i, int64_t j)
 {
     return l == MMP_LAYOUT_ROW ? (size_t)(i * ld + j) : (size_t)(j * ld + i);
