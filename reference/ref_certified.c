@@ -4,26 +4,27 @@
  * beta C_ij exactly, or the element is recomputed by MPFR (ref_mpfr.c) and counted in n_mpfr.
  *
  * Why (Ozaki's error-free splitting, Ozaki, Ogita, Oishi & Rump 2012, with our own bound):
- *  1. Scale. Row i of A gets E_i with 2^E_i > max_k |a_ik| (finite entries); column j of B
- *     gets F_j likewise. K <= 2^L (L = ceil(log2 K)); beta = floor((53 - L) / 2) bits per slice.
- *  2. Split. For s = 1..S_a, q_s(i,k) = trunc(r_{s-1} 2^(beta s - E_i)), r_s = r_{s-1} -
- *     q_s 2^(E_i - beta s), r_0 = a_ik. By induction |r_{s-1}| < 2^(E_i - beta (s-1)), so
- *     q_s is an integer with |q_s| <= 2^beta - 1, and every step is exact (scaling by powers
- *     of two; truncation toward zero of a double onto a grid it is a multiple of or finer).
- *     a_ik = sum_s q_s 2^(E_i - beta s) + rA_ik with |rA_ik| < 2^(E_i - beta S_a), and
- *     |a - rA| <= |a| (truncation toward zero). Same for B with F_j, S_b, rB.
+ *  1. Scale. Row i of A gets E_i = ref_scale_exp(max_k |a_ik|) (finite entries: about 2 above
+ *     the maximum's binade); column j of B gets F_j likewise. K <= 2^L (L = ceil(log2 K));
+ *     beta = floor((55 - L) / 2) bits per slice.
+ *  2. Split. For s = 1..S_a, q_s(i,k) = ref_digit(r_{s-1} 2^(beta s - E_i)), r_s = r_{s-1} -
+ *     q_s 2^(E_i - beta s), r_0 = a_ik: balanced digits of radix 2^beta (ref_internal.h says
+ *     why each is an integer in [-2^(beta-1), 2^(beta-1) - 1] and |r_s| <= 2^(E_i - beta s)
+ *     2^(beta-1) / (2^beta - 1)); every step is exact (scaling by powers of two; floor).
+ *     a_ik = sum_s q_s 2^(E_i - beta s) + rA_ik. Same for B with F_j, S_b, rB.
  *  3. Exact slice products. P_st = Q^A_s Q^B_t (DGEMM on the integer slices). Every partial
  *     sum, in any order, with or without FMA, is an integer of magnitude
- *     <= K (2^beta - 1)^2 < 2^(L + 2 beta) <= 2^53: representable, so the DGEMM is EXACT.
+ *     <= K 2^(2 beta - 2) <= 2^(L + 2 beta - 2) <= 2^53: representable, so the DGEMM is EXACT.
  *  4. Exact terms. (AB)_ij = sum_{s,t} P_st(i,j) 2^(E_i + F_j - beta (s + t)) + R_ij; each
  *     term is a double times a power of two with exponent in [-1022, 970] (checked per
  *     element; otherwise MPFR), hence exact.
  *  5. Remainder. R_ij = sum_k rA_ik b_kj + a_ik rB_kj - rA_ik rB_kj. When the remainders are
  *     few (sparse: only entries far below their row's maximum have one) every one of these
  *     products is added EXACTLY (TwoProd: p + e = x y, e exact unless |x y| < 2^-968, where
- *     2^-1073 goes into the bound). Otherwise |R_ij| <= RA_i SB_j + SA_i RB_j with
- *     RA_i = max_k |rA_ik|, SA_i >= sum_k |a_ik| (rounded up by 1 + 2K u), likewise RB_j, SB_j
- *     (R = rA b + (a - rA) rB and |a - rA| <= |a|). S: the most slices computed keep values
+ *     2^-1073 goes into the bound). Otherwise |R_ij| <= RA_i SB_j + SA'_i RB_j with
+ *     RA_i = max_k |rA_ik|, SA'_i >= sum_k |a_ik| + n_i RA_i (n_i: the row's nonzero
+ *     remainders; rounded up by 1 + 2K u), likewise RB_j, SB_j (R = rA b + (a - rA) rB and
+ *     |a - rA| <= |a| + |rA|: digits round to nearest). S: the most slices computed keep values
  *     down to 2^-22 of their row's maximum exact; one slice fewer is used when that leaves
  *     at most 1/64 of the entries with a remainder (fp32 at K = 2048: 2 x 2 pairs, not 3 x 3).
  *     In bound mode the plan may instead take more slices and only the pairs s + t <= L (a
@@ -77,7 +78,7 @@ static void stats_part(void *ctx, int64_t b, int64_t e, int tid)
         ref_vstats *s = &j->out[v];
         ref_vstats_zero(s);
         for (int64_t q = 0; q < k; q++) ref_vstats_pass1(s, x[q]);
-        ref_vstats_scale(s);
+        ref_vstats_scale(s, j->c->beta);
         for (int64_t q = 0; q < k; q++) ref_vstats_pass2(s, x[q], s->e, j->c->beta);
     }
 }

@@ -32,7 +32,7 @@
  *   4. slice   step 2 on the device (ref_split, the host's function); a64, b64 are then freed.
  *   5. DGEMMs  one cublasDgemm per slice pair, exact (step 3), largest weights first, each
  *              followed by v2_accumulate_kernel (steps 4, 6: ref_acc into (h, l, err)).
- *   4-5 int8   or, when the plan takes the int8 route (ref_plan.h, Routes: 7-bit slices; the
+ *   4-5 int8   or, when the plan takes the int8 route (ref_plan.h, Routes: 8-bit slices; the
  *              cost model, mmp_ref_options.imma, MMP_REF_IMMA), int8 slice planes and one int8
  *              cublasGemmEx per level of pairs, accumulated a batch of int32 planes at a time
  *              (ref_cuda2_imma.cu; r->imma = 1). Stages 6b and 7 then allocate their binary64

@@ -14,7 +14,7 @@
  *            tensor cores want it: row-major P (m4 x n4) = column-major P^T = Qb^T Qa^T; every
  *            leading dimension and offset is a multiple of 16 bytes.
  *   accumulate  v2_accumulate8_kernel per REF_IMMA_BATCH planes: each level's int32 sums added
- *            in int64, scaled by 2^(E_i + F_j - 7 L) and ref_acc'ed into (h, l, err).
+ *            in int64, scaled by 2^(E_i + F_j - 8 L) and ref_acc'ed into (h, l, err).
  * Memory at 8192^3 (S slices per operand): the int8 planes S x 64 MiB each, the int32 planes at
  * most REF_IMMA_BATCH x 256 MiB.
  */
@@ -81,7 +81,7 @@ extern "C" mmp_status ref_cuda2_imma_slice(mmp_ref_result *r, ref_imma_dev *d, c
     MMP_TRY(timed_sync(&r->split.slice_s, t0));
     int bad = 0;
     MMP_CUDA_CHECK(cudaMemcpy(&bad, d->bad, sizeof bad, cudaMemcpyDeviceToHost));
-    if (bad) return MMP_ERR(MMP_STATUS_INTERNAL, "reference: an int8 slice outside [-127, 127]");
+    if (bad) return MMP_ERR(MMP_STATUS_INTERNAL, "reference: an int8 slice outside [-128, 127]");
     return MMP_STATUS_OK;
 }
 

@@ -61,7 +61,7 @@ __global__ void v2_stats_kernel(const double *x, int64_t len, int beta, ref_vsta
         ref_vstats m0;
         ref_vstats_zero(&m0);
         for (int w = 0; w < 8; w++) m0.rmax[0] = fmax(m0.rmax[0], smax[w]);
-        ref_vstats_scale(&m0);
+        ref_vstats_scale(&m0, beta);
         se = m0.e;
     }
     __syncthreads();

@@ -198,15 +198,47 @@ REF_HD double ref_scale(double x, int e)   /* x 2^e, exact unless it underflows 
     return (e >= -1022 && e <= 1023) ? x * ref_pow2(e) : ldexp(x, e);
 }
 
-/* Step 2 of ref_certified.c for one value: slices into q[(s-1) qstride]; *rem_last gets the
- * remainder after S - 1 slices, the return value the remainder after S. Non-finite values
- * split as 0 (their rows/columns are flagged and go to MPFR). */
+/* One balanced digit of radix R = 2^beta (step 2 of ref_certified.c): q = floor(y) + [frac(y) >
+ * cut], floor(y) and frac(y) = y - floor(y) exact.
+ *   beta = 8 (int8 slices): cut = c = 127/255 rounded down (frac > cut <=> frac > c: c is not
+ *     dyadic). For y in (-R/2 - (1 - c), R/2 - 1 + c], q is an integer in [-128, 127] and
+ *     y - q is in (c - 1, c], so the next digit's y = R (y - q) is in the same range
+ *     (R c = R/2 - 1 + c): every digit is an int8.
+ *   other beta (binary64 slices): ties up, cut = 1/2 rounded down. For |y| <= R/2, |q| <= R/2
+ *     and y - q is in [-1/2, 1/2), so again the next |y| <= R/2.
+ * A digit is at most 2^(beta-1) in magnitude either way. */
+REF_HD double ref_digit(double y, int beta)
+{
+    double f = floor(y), cut = beta == 8 ? 0x1.fdfdfdfdfdfdfp-2 : 0x1.fffffffffffffp-2;
+    return y - f > cut ? f + 1.0 : f;
+}
+
+/* The scale exponent E of a vector whose largest finite |entry| is mx (0: an all-zero vector):
+ * the frexp exponent plus 1, so that |v| 2^(beta - E) < 2^(beta-1) for every entry v, plus 1
+ * more when mx's first digit would still round up to 2^(beta-1) (int8's range ends at 127).
+ * Every entry's first digit is then in ref_digit's range, whatever its sign, and so are all
+ * the later ones. */
+REF_HD int ref_scale_exp(double mx, int beta)
+{
+    if (mx == 0.0) return 0;
+    int e = 0;
+    frexp(mx, &e);   /* mx = f 2^e, 1/2 <= f < 1 */
+    e += 1;
+    if (ref_digit(ref_scale(mx, beta - e), beta) > ref_pow2(beta - 1) - 1.0) e += 1;
+    return e;
+}
+
+/* Step 2 of ref_certified.c for one value: balanced digits of radix 2^beta into
+ * q[(s-1) qstride] (slice s is q_s 2^(E - beta s)); *rem_last gets the remainder after S - 1
+ * slices, the return value the remainder after S. E comes from ref_scale_exp of the vector's
+ * maximum (or any larger E). Non-finite values split as 0 (their rows/columns are flagged and
+ * go to MPFR). */
 REF_HD double ref_split(double v, int E, int beta, int S, double *q, size_t qstride, double *rem_last)
 {
     double r = isfinite(v) ? v : 0.0;
     for (int s = 1; s <= S; s++) {
         if (s == S) *rem_last = r;
-        double qs = trunc(ref_scale(r, beta * s - E));
+        double qs = r != 0.0 ? ref_digit(ref_scale(r, beta * s - E), beta) : 0.0;
         q[(size_t)(s - 1) * qstride] = qs;
         if (qs != 0.0) r -= ref_scale(qs, E - beta * s);
     }

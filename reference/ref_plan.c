@@ -14,7 +14,7 @@ static int ceil_log2(int64_t k)
 
 void ref_slicing_route(int *beta, int *slices_a, int *slices_b, int64_t k, int pa, int pb, int forced, int imma)
 {
-    int b = imma ? REF_IMMA_BETA : (53 - ceil_log2(k)) / 2;
+    int b = imma ? REF_IMMA_BETA : (55 - ceil_log2(k)) / 2;
     if (b < 1) b = 1;
     int sa = forced > 0 ? forced : (pa + 22 + b - 1) / b, sb = forced > 0 ? forced : (pb + 22 + b - 1) / b;
     int cap = imma ? REF_SMAX : REF_SMAX_DGEMM;
@@ -98,7 +98,7 @@ void ref_plan_estimate(ref_sample *s, int count, const double *a64, const double
 static double cand_drop(const ref_vstats *a, const ref_vstats *b, int sa, int sb, int levels, double up)
 {
     double d = a->rmax[sa] * b->sum * up;
-    if (levels >= sa + sb) return d + a->sum * up * b->rmax[sb];
+    if (levels >= sa + sb) return d + (a->sum + a->cnt[sa] * a->rmax[sa]) * up * b->rmax[sb];
     for (int s = 1; s <= sa; s++) {
         int u = levels - s < sb ? levels - s : sb;
         if (u < 0) u = 0;
@@ -229,7 +229,7 @@ void ref_plan_vectors(double *rmax_s, double *sum_up, double *ss, double *rl, co
     double up = up_factor(k);
     for (int64_t x = 0; x < count; x++) {
         rmax_s[x] = v[x].rmax[S];
-        sum_up[x] = v[x].sum * up;
+        sum_up[x] = (v[x].sum + v[x].cnt[S] * v[x].rmax[S]) * up;
         if (ss)
             for (int s = 1; s <= S; s++) ss[x * S + s - 1] = v[x].ssum[s] * up;
         if (rl)

@@ -9,14 +9,16 @@
  *     AB - sum_{s + t <= L} A_s B_t = sum_{s <= Sa} A_s R^B_{min(Sb, L - s)} + R^A_Sa B,
  * so |dropped_ij| <= sum_s SS^A_s(i) MR^B_{min(Sb, L-s)}(j) + MR^A_Sa(i) SB(j), where SS^A_s(i)
  * = sum_k |A_s(i,k)| and SB(j) = sum_k |b_kj| (rounded up), MR_u = max_k |R_u| (MR_0 = max |b|).
- * For the square the tighter MR^A_Sa SB + SA MR^B_Sb (ref_certified.c step 5) is used.
+ * For the square the tighter MR^A_Sa SB + SA' MR^B_Sb (ref_certified.c step 5) is used, SA' =
+ * SA + n^A MR^A_Sa >= sum_k |a_ik - R^A_Sa(i,k)| (n^A: the row's nonzero remainders; digits
+ * round to nearest, so a slice sum can exceed |a| by the remainder).
  * A triangle (L = S + 1, S slices each: L (L - 1) / 2 pairs) keeps every term down to about
  * 2^(-beta (L - 1)) of the largest: data whose entries span many binades (`wide`) need a few
  * more slices, not all their pairs.
  *
  * Choice. Version 1's rules give the square and its mode (one slice fewer when at most 1/64 of
  * the entries keep a remainder; sparse when the exact remainder terms cost under ~1/16 of a
- * GEMM). In bound mode the plan then weighs the square against the triangles of 3..7 levels on
+ * GEMM). In bound mode the plan then weighs the square against the triangles of 3 levels up on
  * a fixed sample of elements: for each candidate, the share of sampled elements whose bound is
  * below 2^-60 of a plain double estimate of the element (those the decision will very likely
  * certify), and the cost = pairs + w_dot (1 - share), w_dot being the dot stage's cost for all
@@ -28,21 +30,20 @@
  * ref_drop_bound per element.
  *
  * Routes (device path version 2 and its host model). The slice products are exact either way:
- *   DGEMM  binary64 slices of beta bits, 2 beta + log2(K) <= 53 (ref_slicing), one cublasDgemm
- *          per pair.
- *   IMMA   int8 slices of REF_IMMA_BETA = 7 bits: ref_split truncates, so slice s of a vector
- *          with scale 2^E is q 2^(E - 7 s) with q an integer and |q| < 2^7 (by induction, the
- *          remainder before it is below 2^(E - 7 (s - 1))): |q| <= 127 fits int8. A row of A
- *          holds its slices one after the other along k (each padded with zeros to kp, a
- *          multiple of 16: the int8 tensor cores' alignment), a column of B holds its slices in
- *          reverse order, so the pairs (s, L - s), s = s0..s1, of one level L are ONE GEMM over
- *          K' = (s1 - s0 + 1) kp (ref_imma_job). Each int32 sum of K' products of |q| <= 127 is
- *          exact when K' 127^2 <= 2^31 - 1 (K' <= REF_IMMA_KMAX); longer K is cut into chunks of
- *          one pair each. A level's int32 planes add exactly in int64: the level's sum is at
- *          most (pairs <= REF_SMAX) K 127^2 < 2^49 (K < 2^31), a double, and times
- *          2^(E_i + F_j - 7 L) it is the exact term (steps 4, 6 of ref_certified.c, as the DGEMM
- *          route's P_st).
- *          More slices are needed at 7 bits; the plan, the bound and everything after the
+ *   DGEMM  binary64 slices: balanced digits of radix 2^beta (ref_split), |q| <= 2^(beta-1), so
+ *          2 beta + log2(K) <= 55 (ref_slicing) keeps every partial sum of K products below
+ *          2^53; one cublasDgemm per pair.
+ *   IMMA   int8 slices: digits of radix 2^REF_IMMA_BETA = 2^8 in [-128, 127] (ref_digit's
+ *          range), an int8 each. A row of A holds its slices one after the other along k (each
+ *          padded with zeros to kp, a multiple of 16: the int8 tensor cores' alignment), a
+ *          column of B holds its slices in reverse order, so the pairs (s, L - s), s = s0..s1,
+ *          of one level L are ONE GEMM over K' = (s1 - s0 + 1) kp (ref_imma_job). Each int32 sum
+ *          of K' products of |q| <= 128 is exact when K' 128^2 <= 2^31 - 1 (K' <=
+ *          REF_IMMA_KMAX); longer K is cut into chunks of one pair each. A level's int32 planes
+ *          add exactly in int64: the level's sum is at most (pairs <= REF_SMAX) K 128^2 < 2^49
+ *          (K < 2^31), a double, and times 2^(E_i + F_j - 8 L) it is the exact term (steps 4, 6
+ *          of ref_certified.c, as the DGEMM route's P_st).
+ *          More slices are needed at 8 bits; the plan, the bound and everything after the
  *          products are the same for any beta. Cost model (ref_plan_route, ref_plan_make): a
  *          pair costs REF_IMMA_W_PAIR DGEMMs; the sparse remainder terms REF_SPARSE_W DGEMM
  *          multiply-adds each.
@@ -54,7 +55,7 @@
 
 #define REF_SMAX 12       /* slices per operand at most (the int8 route's triangles) */
 /* triangles of 3 .. L levels are weighed (S = L - 1 <= REF_SMAX): up to REF_TRI_MAX on the
- * int8 route (7-bit slices: 12 of them reach as far as 4 binary64 slices of 20 bits, which wide
+ * int8 route (8-bit slices: 12 of them reach beyond 4 binary64 slices of 22 bits, which wide
  * data need), up to REF_TRI_MAX_DGEMM on the DGEMM route and the CPU path */
 #define REF_TRI_MAX 13
 #define REF_TRI_MAX_DGEMM 9
@@ -68,8 +69,8 @@
  * per product, no vector path (bench_reference, fp64 wide data: ~300 DGEMMs on host threads) */
 #define REF_W_DOT_TWOPROD 25.0
 /* The int8 route (see Routes above). */
-#define REF_IMMA_BETA 7
-#define REF_IMMA_KMAX 133136   /* the largest multiple of 16 with K' 127^2 <= 2^31 - 1 */
+#define REF_IMMA_BETA 8
+#define REF_IMMA_KMAX 131056   /* the largest multiple of 16 with K' 128^2 <= 2^31 - 1 */
 /* One int8 pair GEMM and its read in the accumulation, in DGEMMs of the same size: the H200's
  * int8 tensor-core peak is about 30 times its binary64 one; cuBLAS reaches a smaller share of
  * it than of the binary64 peak, and each pair's int32 plane is read once more. */
@@ -110,11 +111,11 @@ REF_HD void ref_vstats_pass1(ref_vstats *s, double v)
     s->sum += a;
 }
 
-/* Between the passes (after merging pass 1 over the vector): the scale exponent. */
-REF_HD void ref_vstats_scale(ref_vstats *s)
+/* Between the passes (after merging pass 1 over the vector): the scale exponent
+ * (ref_scale_exp: the first digit of every entry fits). */
+REF_HD void ref_vstats_scale(ref_vstats *s, int beta)
 {
-    s->e = 0;
-    if (s->rmax[0] != 0.0) frexp(s->rmax[0], &s->e);   /* max = f 2^e, 1/2 <= f < 1 */
+    s->e = ref_scale_exp(s->rmax[0], beta);
 }
 
 /* Pass 2, per entry: slices 1 .. REF_SMAX with the same exact steps as ref_split. e and beta
@@ -124,7 +125,7 @@ REF_HD void ref_vstats_pass2(ref_vstats *s, double v, int e, int beta)
 {
     double r = isfinite(v) ? v : 0.0;
     for (int q = 1; q <= REF_SMAX && r != 0.0; q++) {
-        double qs = trunc(ref_scale(r, beta * q - e));
+        double qs = ref_digit(ref_scale(r, beta * q - e), beta);
         if (qs != 0.0) {
             double piece = ref_scale(qs, e - beta * q);
             s->ssum[q] += fabs(piece);
@@ -150,8 +151,8 @@ REF_HD void ref_vstats_merge(ref_vstats *s, const ref_vstats *t)
 /* What the bound of the dropped part reads (arrays from ref_plan_vectors). */
 typedef struct ref_drop_view {
     int sa, sb, levels;
-    const double *ra_max, *a_sum;   /* per row of A: MR^A_Sa, SA (rounded up) */
-    const double *rb_max, *b_sum;   /* per column of B: MR^B_Sb, SB */
+    const double *ra_max, *a_sum;   /* per row of A: MR^A_Sa, SA' (rounded up) */
+    const double *rb_max, *b_sum;   /* per column of B: MR^B_Sb, SB' (>= SB) */
     const double *a_ss;             /* triangles: SS^A_s(i) at a_ss[i Sa + s - 1] (rounded up) */
     const double *b_rl;             /* triangles: MR^B_u(j) at b_rl[j (Sb + 1) + u], u = 0..Sb */
 } ref_drop_view;
@@ -227,7 +228,7 @@ void ref_plan_estimate(ref_sample *s, int count, const double *a64, const double
 void ref_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
                    const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot);
 /* The bound's per-vector arrays for S slices (ss: count x S or NULL; rl: count x (S + 1) or
- * NULL): rmax_s = MR_S, sum_up = SA rounded up, ss = SS_s rounded up, rl = MR_u. */
+ * NULL): rmax_s = MR_S, sum_up = SA' (SA + n MR_S) rounded up, ss = SS_s rounded up, rl = MR_u. */
 void ref_plan_vectors(double *rmax_s, double *sum_up, double *ss, double *rl, const ref_vstats *v, int64_t count,
                       int S, int64_t k);
 /* Whether the plan keeps only some pairs (the bound then needs a_ss and b_rl). */

@@ -155,7 +155,7 @@ REF_HD void ref_v2_accumulate_imma_one(double *h, double *l, double *err, const 
 }
 
 /* The int8 slices of entry x of a contiguous vector (length len, scale e) into its row of
- * S kp entries (ref_imma_slot); 0 when a slice is not an integer of |q| <= 127 (never, by
+ * S kp entries (ref_imma_slot); 0 when a slice is not an integer in [-128, 127] (never, by
  * ref_plan.h's argument: the host model checks it). */
 REF_HD int ref_v2_slice8_one(int8_t *row, double v, int e, int beta, int S, int64_t kp, int reversed, int64_t kk)
 {
@@ -163,7 +163,7 @@ REF_HD int ref_v2_slice8_one(int8_t *row, double v, int e, int beta, int S, int6
     ref_split(v, e, beta, S, q, 1, &last);
     int ok = 1;
     for (int s = 1; s <= S; s++) {
-        ok &= q[s - 1] == trunc(q[s - 1]) && fabs(q[s - 1]) <= 127.0;
+        ok &= q[s - 1] == trunc(q[s - 1]) && q[s - 1] >= -128.0 && q[s - 1] <= 127.0;
         row[ref_imma_slot(s, S, kp, reversed) + kk] = (int8_t)q[s - 1];
     }
     return ok;

@@ -67,7 +67,7 @@ static void stats_serial(ref_vstats *s, const double *v, int64_t len, int beta)
 {
     ref_vstats_zero(s);
     for (int64_t k = 0; k < len; k++) ref_vstats_pass1(s, v[k]);
-    ref_vstats_scale(s);
+    ref_vstats_scale(s, beta);
     for (int64_t k = 0; k < len; k++) ref_vstats_pass2(s, v[k], s->e, beta);
 }
 
@@ -123,7 +123,7 @@ static mmp_status model_imma(mmp_ref_result *r, model *w, const ref_v2_plan *pl,
         ok &= ref_v2_slice8_one(qa + x / k * lda, w->a64[x], w->ea[x / k], pl->beta, pl->sa, kp, 0, x % k);
     for (int64_t x = 0; st == MMP_STATUS_OK && x < n * k; x++)
         ok &= ref_v2_slice8_one(qb + x / k * ldb, w->b64[x], w->fb[x / k], pl->beta, pl->sb, kp, 1, x % k);
-    if (st == MMP_STATUS_OK && !ok) st = MMP_ERR(MMP_STATUS_INTERNAL, "reference: an int8 slice outside [-127, 127]");
+    if (st == MMP_STATUS_OK && !ok) st = MMP_ERR(MMP_STATUS_INTERNAL, "reference: an int8 slice outside [-128, 127]");
     if (st == MMP_STATUS_OK) ref_imma_jobs(jobs, nj, pl);
     if (nj > 0)   /* as on the device, the state is not cleared: the first batch must write it */
         for (int64_t x = 0; x < m * n; x++) w->h[x] = w->l[x] = w->err[x] = NAN;

@@ -1,7 +1,7 @@
 /* check_ref_imma.c — the int8 route of the device reference's version 2 (ref_plan.h, Routes;
  * ref_cuda2_imma.cu), through its host model (ref_v2_host.c: the device's int8 layout, jobs and
  * batches, each int8 GEMM as an exact int64 sum that must fit int32):
- *   - ref_split's slices at 7 bits are integers of |q| <= 127 that add back to the value;
+ *   - ref_split's slices at 8 bits are integers in [-128, 127] that add back to the value;
  *   - the jobs cover every slice pair of the plan once over all of k, within REF_IMMA_KMAX and
  *     the planes' bounds, at 16-byte offsets;
  *   - every element bit for bit as pure MPFR (and as the certified CPU path) on uniform, wide,
@@ -73,26 +73,37 @@ static void imma_agrees(mmp_format fa, mmp_format fd, int kind, int64_t m, int64
     prob_free(&p);
 }
 
-/* ref_split at 7 bits: S slices of a value below 2^E are integers of |q| <= 127, and the
- * slices and the remainder add back to the value exactly. */
+/* ref_split at 8 bits (int8 slices) and at 22 (binary64 slices at K = 1024): S slices of a
+ * value whose scale is ref_scale_exp of it (or larger) are integers in [-128, 127] (8 bits) or
+ * of magnitude <= 2^21 (22 bits), and the slices and the remainder add back to the value
+ * exactly; the remainder is at most 128/255 of the last slice's unit. Values include the
+ * largest significands (the first digit's rounding up) of both signs and random 53-bit ones. */
 START_TEST(slices_fit_int8)
 {
     rs = mmp_check_seed * 3935559000370003845ull + 17;
-    for (int t = 0; t < 20000; t++) {
-        double v = ldexp(urand(), -(int)(rnd64() % 60)) * ((rnd64() & 1) ? -1 : 1);
-        int e = 0;
-        frexp(v, &e);
-        e += (int)(rnd64() % 3);   /* any scale above the value */
+    int top_bumps = 0;
+    for (int t = 0; t < 40000; t++) {
+        int beta = t % 2 ? 22 : REF_IMMA_BETA;
+        double lo = beta == REF_IMMA_BETA ? -128.0 : -ldexp(1.0, beta - 1), hi = -lo - (beta == REF_IMMA_BETA);
+        double v = t % 8 < 2 ? 1.0 - ldexp(1.0, -(1 + (int)(rnd64() % 53))) : urand();
+        v = ldexp(v, -(int)(rnd64() % 60)) * ((rnd64() & 1) ? -1 : 1);
+        int e0 = ref_scale_exp(fabs(v), beta), f = 0;
+        frexp(v, &f);
+        ck_assert_msg(e0 == f + 1 || e0 == f + 2, "v %a: scale %d, frexp %d", v, e0, f);
+        top_bumps += e0 == f + 2 && beta == REF_IMMA_BETA;
+        int e = e0 + (int)(rnd64() % 3);   /* any scale from the vector's up */
         int S = 1 + (int)(rnd64() % REF_SMAX);
-        double q[REF_SMAX], last, rem = ref_split(v, e, REF_IMMA_BETA, S, q, 1, &last);
+        double q[REF_SMAX], last, rem = ref_split(v, e, beta, S, q, 1, &last);
         long double back = rem;
         for (int s = 1; s <= S; s++) {
-            ck_assert_msg(q[s - 1] == trunc(q[s - 1]) && fabs(q[s - 1]) <= 127.0, "v %a E %d slice %d: %g", v, e, s,
-                          q[s - 1]);
-            back += ldexpl((long double)q[s - 1], e - REF_IMMA_BETA * s);
+            ck_assert_msg(q[s - 1] == trunc(q[s - 1]) && q[s - 1] >= lo && q[s - 1] <= hi,
+                          "v %a E %d beta %d slice %d: %g", v, e, beta, s, q[s - 1]);
+            back += ldexpl((long double)q[s - 1], e - beta * s);
         }
-        ck_assert_msg(back == (long double)v && fabs(rem) < ldexp(1.0, e - REF_IMMA_BETA * S), "v %a E %d S %d", v, e, S);
+        ck_assert_msg(back == (long double)v && fabs(rem) <= ldexp(0.502, e - beta * S),
+                      "v %a E %d beta %d S %d rem %a", v, e, beta, S, rem);
     }
+    ck_assert_msg(top_bumps > 0, "no value needed the larger scale: the test misses the first digit's edge");
 }
 END_TEST
 
@@ -194,7 +205,7 @@ START_TEST(model_chunked)
 }
 END_TEST
 
-/* K past REF_IMMA_KMAX with every slice 127 (entries 127/128, scale 2^0): one pair's sum is
+/* K past REF_IMMA_KMAX with every first slice 127 (entries 127/128, scale 2^1): one pair's sum is
  * 127^2 K > 2^31 - 1, so the model's int32 check fails unless the pair is cut into chunks. */
 START_TEST(model_long_k)
 {
