@@ -79,7 +79,7 @@ static void stats_part(void *ctx, int64_t b, int64_t e, int tid)
         ref_vstats_zero(s);
         for (int64_t q = 0; q < k; q++) ref_vstats_pass1(s, x[q]);
         ref_vstats_scale(s, j->c->beta);
-        for (int64_t q = 0; q < k; q++) ref_vstats_pass2(s, x[q], s->e, j->c->beta);
+        ref_vstats_pass2_vector(s, x, k, s->e, j->c->beta);
     }
 }
 

@@ -43,7 +43,7 @@ __device__ void v2_vstats_warp(ref_vstats *s)
  * 256 threads each: ref_plan.h's statistics (the two passes of ref_vstats_*, merged over the
  * block; sums in any order: the plan's factor 1 + 2 len u covers len nonnegative roundings),
  * with the scale exponent and the non-finite flag also into e_out and bad. */
-__global__ void v2_stats_kernel(const double *x, int64_t len, int beta, ref_vstats *out, int *e_out, unsigned char *bad)
+__global__ void __launch_bounds__(256, 2) v2_stats_kernel(const double *x, int64_t len, int beta, ref_vstats *out, int *e_out, unsigned char *bad)
 {
     __shared__ ref_vstats sw[8];
     __shared__ double smax[8];

@@ -28,6 +28,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include "mmaprobe/core.h"
 #include "mmaprobe/reference.h"
 
@@ -228,6 +229,19 @@ REF_HD int ref_scale_exp(double mx, int beta)
     return e;
 }
 
+/* How many leading slices of v (scale E) certainly have the digit 0: while |v| 2^(beta s - E)
+ * < 1/4 every digit rule gives 0 and leaves v as the remainder. |v| < 2^(ev + 1) with ev its
+ * binary exponent, so s <= (E - ev - 3) / beta suffices. v finite and nonzero. */
+REF_HD int ref_zero_slices(double v, int E, int beta)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    int ev = (int)((u >> 52) & 0x7ff);
+    ev = ev ? ev - 1023 : ilogb(v);   /* subnormal: the exponent of its leading bit */
+    int d = E - ev - 3;
+    return d < 0 ? 0 : d / beta;
+}
+
 /* Step 2 of ref_certified.c for one value: balanced digits of radix 2^beta into
  * q[(s-1) qstride] (slice s is q_s 2^(E - beta s)); *rem_last gets the remainder after S - 1
  * slices, the return value the remainder after S. E comes from ref_scale_exp of the vector's
@@ -236,9 +250,10 @@ REF_HD int ref_scale_exp(double mx, int beta)
 REF_HD double ref_split(double v, int E, int beta, int S, double *q, size_t qstride, double *rem_last)
 {
     double r = isfinite(v) ? v : 0.0;
+    int zero = r != 0.0 ? ref_zero_slices(r, E, beta) : S;
     for (int s = 1; s <= S; s++) {
         if (s == S) *rem_last = r;
-        double qs = r != 0.0 ? ref_digit(ref_scale(r, beta * s - E), beta) : 0.0;
+        double qs = r != 0.0 && s > zero ? ref_digit(ref_scale(r, beta * s - E), beta) : 0.0;
         q[(size_t)(s - 1) * qstride] = qs;
         if (qs != 0.0) r -= ref_scale(qs, E - beta * s);
     }

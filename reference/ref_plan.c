@@ -65,6 +65,37 @@ int ref_imma_jobs(ref_imma_job *jobs, int cap, const ref_v2_plan *p)
     return nj;
 }
 
+void ref_vstats_pass2_vector(ref_vstats *s, const double *x, int64_t len, int e, int beta)
+{
+    int64_t lead_cnt[REF_SMAX + 1] = {0};   /* [z]: entries whose first z slices are 0 */
+    double lead_max[REF_SMAX + 1] = {0};
+    for (int64_t k = 0; k < len; k++) {
+        double r = isfinite(x[k]) ? x[k] : 0.0;
+        if (r == 0.0) continue;
+        int z = ref_zero_slices(r, e, beta);
+        if (z > REF_SMAX) z = REF_SMAX;
+        if (z > 0) { lead_cnt[z]++; lead_max[z] = fmax(lead_max[z], fabs(r)); }
+        for (int q = z + 1; q <= REF_SMAX && r != 0.0; q++) {   /* ref_vstats_pass2's steps */
+            double qs = ref_digit(ref_scale(r, beta * q - e), beta);
+            if (qs != 0.0) {
+                double piece = ref_scale(qs, e - beta * q);
+                s->ssum[q] += fabs(piece);
+                r -= piece;
+            }
+            s->cnt[q] += r != 0.0;
+            s->rmax[q] = fmax(s->rmax[q], fabs(r));
+        }
+    }
+    int64_t run = 0;   /* slice q is 0 for the entries with z >= q: remainder = the entry */
+    double mx = 0.0;
+    for (int q = REF_SMAX; q >= 1; q--) {
+        run += lead_cnt[q];
+        mx = fmax(mx, lead_max[q]);
+        s->cnt[q] += (int)run;
+        s->rmax[q] = fmax(s->rmax[q], mx);
+    }
+}
+
 /* Sums of K nonnegative roundings, in any order, rounded up (ref_certified.c step 5). */
 static double up_factor(int64_t k) { return 1.0 + 2.0 * (double)k * 0x1p-53 + 0x1p-50; }
 

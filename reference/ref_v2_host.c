@@ -68,7 +68,7 @@ static void stats_serial(ref_vstats *s, const double *v, int64_t len, int beta)
     ref_vstats_zero(s);
     for (int64_t k = 0; k < len; k++) ref_vstats_pass1(s, v[k]);
     ref_vstats_scale(s, beta);
-    for (int64_t k = 0; k < len; k++) ref_vstats_pass2(s, v[k], s->e, beta);
+    ref_vstats_pass2_vector(s, v, len, s->e, beta);
 }
 
 /* NaN/Inf positions of `rows` contiguous vectors (CSR; the device's v2_list_kernel with S = 0). */

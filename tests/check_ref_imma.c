@@ -107,6 +107,37 @@ START_TEST(slices_fit_int8)
 }
 END_TEST
 
+/* ref_vstats_pass2_vector equals ref_vstats_pass2 entry by entry, bit for bit, on vectors of
+ * entries spread over up to 1100 binades below the maximum (subnormals included), with zeros,
+ * NaN and Inf, at 8 bits and 22, at the vector's scale and above it. */
+START_TEST(vstats_vector_same)
+{
+    rs = mmp_check_seed * 6364136223846793005ull + 29;
+    enum { LEN = 700 };
+    double x[LEN];
+    for (int t = 0; t < 300; t++) {
+        int beta = t % 2 ? 22 : REF_IMMA_BETA, span = 1 + (int)(rnd64() % 1100);
+        for (int k = 0; k < LEN; k++) {
+            int kind = (int)(rnd64() % 50);
+            x[k] = kind == 0 ? 0.0 : kind == 1 ? NAN : kind == 2 ? -INFINITY
+                 : ldexp(urand(), 60 - (int)(rnd64() % (uint64_t)span)) * ((rnd64() & 1) ? -1 : 1);
+        }
+        ref_vstats a, b;
+        ref_vstats_zero(&a);
+        for (int k = 0; k < LEN; k++) ref_vstats_pass1(&a, x[k]);
+        ref_vstats_scale(&a, beta);
+        a.e += (int)(rnd64() % 3);
+        b = a;
+        for (int k = 0; k < LEN; k++) ref_vstats_pass2(&a, x[k], a.e, beta);
+        ref_vstats_pass2_vector(&b, x, LEN, b.e, beta);
+        for (int q = 0; q <= REF_SMAX; q++)
+            ck_assert_msg(a.cnt[q] == b.cnt[q] && same_bits(a.ssum[q], b.ssum[q]) && same_bits(a.rmax[q], b.rmax[q]),
+                          "try %d beta %d span %d slice %d: cnt %d/%d ssum %a/%a rmax %a/%a", t, beta, span, q,
+                          a.cnt[q], b.cnt[q], a.ssum[q], b.ssum[q], a.rmax[q], b.rmax[q]);
+    }
+}
+END_TEST
+
 /* The jobs of a plan: every pair (s, t), s + t <= levels, over all of [0, kp) exactly once;
  * K' <= kmax; offsets and K' multiples of 16; each span inside its vector of S kp entries. */
 START_TEST(jobs_cover_pairs)
@@ -320,6 +351,7 @@ static Suite *ref_imma_suite(void)
     TCase *t = tcase_create("int8_route");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, slices_fit_int8);
+    tcase_add_test(t, vstats_vector_same);
     tcase_add_test(t, jobs_cover_pairs);
     tcase_add_loop_test(t, model_every_kind, 0, 6);
     tcase_add_loop_test(t, model_chunked, 0, 3);
