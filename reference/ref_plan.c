@@ -176,6 +176,18 @@ static int cand_pairs(const cand *c)
     return n;
 }
 
+/* The chance that the decision leaves an element of estimate x open under a bound d: the
+ * interval of width 2 d around the approximation holds a binary64 rounding boundary (they lie
+ * an ulp of x apart), about 2 d / ulp(x), at most 1 (narrower output formats have boundaries
+ * 2^(53 - p) times farther apart: binary64 decides). */
+static double open_chance(double d, double x)
+{
+    int ex = 0;
+    frexp(x, &ex);
+    double p = 2.0 * d / ldexp(1.0, ex - 53);
+    return p < 1.0 ? p : 1.0;
+}
+
 /* Bound mode: the square against the triangles, on the samples. */
 static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats *vb, const ref_sample *smp, int ns,
                           double w_dot, double w_pair, int tri_max, int64_t k)
@@ -184,20 +196,21 @@ static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats
     int nc = 0;
     c[nc++] = (cand){p->sa, p->sb, p->sa + p->sb};
     for (int L = 3; L <= tri_max; L++) c[nc++] = (cand){L - 1, L - 1, L};
-    int ok[REF_TRI_MAX] = {0}, valid = 0;
+    double open[REF_TRI_MAX] = {0};
+    int valid = 0;
     double up = up_factor(k);
     for (int t = 0; t < ns; t++) {
         const ref_vstats *a = &va[smp[t].i], *b = &vb[smp[t].j];
         double x = fabs(smp[t].x);
         if (a->n_bad || b->n_bad || !(x > 0.0) || !isfinite(x)) continue;   /* decided another way, or not by a bound */
         valid++;
-        for (int q = 0; q < nc; q++) ok[q] += cand_drop(a, b, c[q].sa, c[q].sb, c[q].levels, up) <= x * 0x1p-60;
+        for (int q = 0; q < nc; q++) open[q] += open_chance(cand_drop(a, b, c[q].sa, c[q].sb, c[q].levels, up), x);
     }
     if (valid == 0) return;
     int best = 0;
     double best_cost = 0;
     for (int q = 0; q < nc; q++) {
-        double cost = cand_pairs(&c[q]) * w_pair + w_dot * (1.0 - (double)ok[q] / valid);
+        double cost = cand_pairs(&c[q]) * w_pair + w_dot * open[q] / valid;
         if (q == 0 || cost < best_cost) { best = q; best_cost = cost; }
     }
     if (best == 0) return;

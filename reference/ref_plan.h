@@ -19,10 +19,10 @@
  * Choice. Version 1's rules give the square and its mode (one slice fewer when at most 1/64 of
  * the entries keep a remainder; sparse when the exact remainder terms cost under ~1/16 of a
  * GEMM). In bound mode the plan then weighs the square against the triangles of 3 levels up on
- * a fixed sample of elements: for each candidate, the share of sampled elements whose bound is
- * below 2^-60 of a plain double estimate of the element (those the decision will very likely
- * certify), and the cost = pairs + w_dot (1 - share), w_dot being the dot stage's cost for all
- * elements in DGEMMs. The choice only decides speed: every plan's bound is rigorous, and what
+ * a fixed sample of elements: for each candidate, the expected share of elements the decision
+ * leaves open (per sampled element, the chance 2 bound / ulp that a binary64 rounding boundary
+ * lies within the bound of a plain double estimate of the element), and the cost = pairs +
+ * w_dot open, w_dot being the dot stage's cost for all elements in DGEMMs. The choice only decides speed: every plan's bound is rigorous, and what
  * it leaves open goes to the dot stage, the exact evaluator and MPFR.
  *
  * Usage: ref_vstats_* per row of A / column of B (two passes: scale, then slices), then
