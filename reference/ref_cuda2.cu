@@ -62,7 +62,9 @@
  *              list (usually empty). Uploads are pinned the same way.
  *   9. exact   each element still open from the native host operands (its row of A and column
  *              of B only: ref_mpfr_native_list): the exact evaluator (n_exact), MPFR for what it
- *              declines (n_mpfr). Nothing is left undecided.
+ *              declines (n_mpfr). Nothing is left undecided. When the operands are the caller's
+ *              device copies and its host copies are stale, only those rows and columns come
+ *              back, as binary64 (ref_cuda2_open.cu).
  * Device arrays come from the reference's own stream-ordered pool, kept between calls
  * (ref_cuda2_mem.cu: no cudaMalloc/cudaFree in a call after the first of its size); the
  * statistics come back into pinned host buffers.
@@ -590,8 +592,11 @@ extern "C" mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void
     r->device_peak_bytes = ref_cuda2_mem_end(&dev.mem);   /* and the pool trimmed */
     if (st == MMP_STATUS_OK && n_und > 0) {
         qsort(und, (size_t)n_und, sizeof *und, cmp_i64);
-        if (o->host_operands) st = o->host_operands(o->host_ctx);   /* the undecided elements read them */
-        if (st == MMP_STATUS_OK) st = ref_mpfr_native_list(r, a, b, c, g, und, n_und, threads);
+        int done = 0;   /* stale host copies: only the open elements' rows and columns come back */
+        if (o->host_operands && o->dev_a && o->dev_b)
+            st = ref_cuda2_open_gathered(&done, r, o->dev_a, o->dev_b, o->dev_c, g, und, n_und, threads);
+        if (st == MMP_STATUS_OK && !done && o->host_operands) st = o->host_operands(o->host_ctx);
+        if (st == MMP_STATUS_OK && !done) st = ref_mpfr_native_list(r, a, b, c, g, und, n_und, threads);
         if (st == MMP_STATUS_OK && r->dev_d64) st = scatter_up(r, und, n_und);
     }
     free(und);

@@ -157,6 +157,11 @@ mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const 
 mmp_status ref_cuda2_upload(void **dev, const void *host, mmp_format f, mmp_layout l, int64_t ld, int64_t rows,
                             int64_t cols, int device);
 void ref_cuda2_free(void *dev);
+/* The listed (sorted) open elements decided from their rows of A, columns of B and elements of
+ * C gathered from the device operands da, db, dc (ref_cuda2_open.cu): *done = 0 when that would
+ * not pay (the caller then reads whole host operands). */
+mmp_status ref_cuda2_open_gathered(int *done, mmp_ref_result *r, const void *da, const void *db, const void *dc,
+                                   const mmp_gemm *g, const int64_t *und, int64_t n_und, int threads);
 /* MPFR for the listed row-major elements from the native operands (ref_mpfr_native.c; loads
  * only their rows of A and columns of B; threads): n_mpfr and time.mpfr_s are updated. */
 mmp_status ref_mpfr_native_list(mmp_ref_result *r, const void *a, const void *b, const void *c,

@@ -8,7 +8,8 @@
  * remainder mode) equals the CPU path's on the DGEMM route; version 2 on the int8 route (int8
  * slices on integer tensor cores, ref_cuda2_imma.cu) on every problem whose formats allow it;
  * version 2 also reading the caller's device copies of the operands (mmp_ref_options.dev_*)
- * instead of uploading. Each Check test runs in a forked child, so CUDA is
+ * instead of uploading, and deciding its open elements from rows and columns gathered there
+ * while the host copies are stale. Each Check test runs in a forked child, so CUDA is
  * initialised there, never in this process. Without a device: prints why, exits 77.
  *
  *   build/suites/check_gpu_reference            (ctest -L gpu; MMP_SEED=n to reproduce)
@@ -33,9 +34,42 @@ static const struct {
 };
 enum { N_COMBOS = sizeof combos / sizeof combos[0] };
 
+/* Version 5's stale host operands: garbage until host_operands copies the problem in. */
+typedef struct {
+    const prob *p;
+    void *a, *b, *c;
+    int calls;
+} stale_ops;
+
+static size_t span_bytes(mmp_format f, mmp_layout l, int64_t ld, int64_t rows, int64_t cols)
+{
+    return mmp_format_bytes(f, (size_t)(l == MMP_LAYOUT_ROW ? (rows - 1) * ld + cols : (cols - 1) * ld + rows));
+}
+
+static mmp_status stale_restore(void *ctx)
+{
+    stale_ops *s = ctx;
+    const mmp_gemm *g = &s->p->g;
+    s->calls++;
+    memcpy(s->a, s->p->a, span_bytes(g->a, g->la, g->lda, g->m, g->k));
+    memcpy(s->b, s->p->b, span_bytes(g->b, g->lb, g->ldb, g->k, g->n));
+    if (g->beta != 0.0) memcpy(s->c, s->p->c, span_bytes(g->c, g->lc, g->ldc, g->m, g->n));
+    return MMP_STATUS_OK;
+}
+
+static void *garbage(size_t bytes)
+{
+    void *q = malloc(bytes);
+    ck_assert(q);
+    memset(q, 0x7f, bytes);   /* NaN or huge in every float format, 127 in int8 */
+    return q;
+}
+
 /* versions here: 1; 2 on the DGEMM route; 3: version 2 reading device copies of the operands
  * (mmp_ref_options.dev_*), route chosen by the plan; 4: version 2 on the int8 route where the
- * formats allow it (ref_plan_route) */
+ * formats allow it (ref_plan_route); 5: as 3 with stale host operands (host_operands restores
+ * them; version 5's callers set MMP_REF_GATHER and MMP_REF_DOT) */
+static int compute_stale_calls;
 static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int version)
 {
     mmp_ref_options o;
@@ -46,7 +80,18 @@ static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int ver
     o.imma = version == 2 ? 2 : version == 4 ? 1 : 0;
     int want_imma = version == 4 && ref_plan_route(&p->g, &o);
     void *da = NULL, *db = NULL, *dc = NULL;
-    if (version == 3) {
+    const void *ha = p->a, *hb = p->b, *hc = p->c;
+    stale_ops so = {p, NULL, NULL, NULL, 0};
+    if (version == 5) {
+        const mmp_gemm *g = &p->g;
+        so.a = garbage(span_bytes(g->a, g->la, g->lda, g->m, g->k));
+        so.b = garbage(span_bytes(g->b, g->lb, g->ldb, g->k, g->n));
+        so.c = g->beta != 0.0 ? garbage(span_bytes(g->c, g->lc, g->ldc, g->m, g->n)) : NULL;
+        ha = so.a; hb = so.b; hc = so.c;
+        o.host_operands = stale_restore;
+        o.host_ctx = &so;
+    }
+    if (version == 3 || version == 5) {
         const mmp_gemm *g = &p->g;
         ck_assert(ref_cuda2_upload(&da, p->a, g->a, g->la, g->lda, g->m, g->k, 0) == MMP_STATUS_OK);
         ck_assert(ref_cuda2_upload(&db, p->b, g->b, g->lb, g->ldb, g->k, g->n, 0) == MMP_STATUS_OK);
@@ -54,8 +99,11 @@ static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int ver
         o.dev_a = da; o.dev_b = db; o.dev_c = dc;
     }
     mmp_ref_result_init(r);
-    mmp_status st = mmp_ref_gemm(r, p->a, p->b, p->c, &p->g, &o);
+    mmp_status st = mmp_ref_gemm(r, ha, hb, hc, &p->g, &o);
     ref_cuda2_free(da); ref_cuda2_free(db); ref_cuda2_free(dc);
+    free(so.a); free(so.b); free(so.c);
+    compute_stale_calls = so.calls;
+    if (version == 5) version = 3;
     if (version == 3) {
         if (st == MMP_STATUS_OK && !r->is_integer)
             ck_assert_msg(r->split.upload_s == 0.0 || r->split.version != 2, "device operands were uploaded again");
@@ -119,6 +167,44 @@ static void device_agrees(int combo, gen_kind kind)
         prob_free(&p);
     }
 }
+
+/* The elements left open after the bound (the dot stage off: every one of them) decided from
+ * their rows and columns gathered from the device operands, with the host operands stale
+ * (garbage that the host_operands callback would replace): the same bits as the CPU path on
+ * every element, the callback never called, and elements did go that way. */
+static void open_gathered(int combo, gen_kind kind)
+{
+    rs = mmp_check_seed * 6364136223846793005ull + (uint64_t)combo * 31 + (uint64_t)kind * 5 + 11;
+    setenv("MMP_REF_GATHER", "1", 1);
+    setenv("MMP_REF_DOT", "0", 1);
+    int64_t open = 0;
+    for (int v = 0; v < 2; v++) {
+        int64_t m = 24 + (int64_t)(rnd64() % 20) * 2, n = 20 + (int64_t)(rnd64() % 20) * 2, k = 64 + (int64_t)(rnd64() % 200);
+        prob p;
+        prob_make(&p, combos[combo].a, combos[combo].b, combos[combo].c, combos[combo].d, m, n, k,
+                  (int)(rnd64() % 8), 0, v ? -0.75 : 1.0, v ? 0.5 : 0.0, kind);
+        mmp_ref_result rc, rg;
+        compute(&rc, &p, MMP_REF_PATH_CERTIFIED, 0);
+        compute(&rg, &p, MMP_REF_PATH_CUDA, 5);
+        if (!rg.is_integer) {
+            ck_assert_msg(compute_stale_calls == 0, "the stale host operands were made (%d calls)", compute_stale_calls);
+            open += rg.n_exact + rg.n_mpfr;
+        }
+        for (int64_t x = 0; x < m * n; x++)
+            ck_assert_msg(same_bits(rc.d64[x], rg.d64[x]) && same_bits(rc.dout[x], rg.dout[x]),
+                          "%s->%s %lldx%lldx%lld: (%lld,%lld) cpu %a/%a gathered %a/%a", mmp_format_name(p.g.a),
+                          mmp_format_name(p.g.d), (long long)m, (long long)n, (long long)k, (long long)(x / n),
+                          (long long)(x % n), rc.d64[x], rc.dout[x], rg.d64[x], rg.dout[x]);
+        mmp_ref_result_clear(&rc);
+        mmp_ref_result_clear(&rg);
+        prob_free(&p);
+    }
+    ck_assert_msg(open > 0 || mmp_format_get_info(combos[combo].d)->is_float == 0,
+                  "no element went to the exact evaluator: the test misses the gathered path");
+}
+
+START_TEST(device_open_gathered) { open_gathered(_i, _i % 2 ? GEN_SPECIAL : GEN_WIDE); }
+END_TEST
 
 /* entries far below their row/column maximum: bound mode (1/4 of them), exact lists (1/100) */
 START_TEST(device_far)
@@ -198,6 +284,7 @@ static Suite *gpu_reference_suite(void)
     tcase_add_loop_test(t, device_far, 0, N_COMBOS);
     tcase_add_loop_test(t, device_every_output, 0, MMP_FORMAT_COUNT_);
     tcase_add_test(t, device_cross_term);
+    tcase_add_loop_test(t, device_open_gathered, 0, N_COMBOS);
     suite_add_tcase(s, t);
     return s;
 }
