@@ -75,16 +75,7 @@ void ref_vstats_pass2_vector(ref_vstats *s, const double *x, int64_t len, int e,
         int z = ref_zero_slices(r, e, beta);
         if (z > REF_SMAX) z = REF_SMAX;
         if (z > 0) { lead_cnt[z]++; lead_max[z] = fmax(lead_max[z], fabs(r)); }
-        for (int q = z + 1; q <= REF_SMAX && r != 0.0; q++) {   /* ref_vstats_pass2's steps */
-            double qs = ref_digit(ref_scale(r, beta * q - e), beta);
-            if (qs != 0.0) {
-                double piece = ref_scale(qs, e - beta * q);
-                s->ssum[q] += fabs(piece);
-                r -= piece;
-            }
-            s->cnt[q] += r != 0.0;
-            s->rmax[q] = fmax(s->rmax[q], fabs(r));
-        }
+        for (int q = z + 1; q <= REF_SMAX && r != 0.0; q++) ref_vstats_step(s, &r, q, e, beta);
     }
     int64_t run = 0;   /* slice q is 0 for the entries with z >= q: remainder = the entry */
     double mx = 0.0;

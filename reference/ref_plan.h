@@ -118,22 +118,26 @@ REF_HD void ref_vstats_scale(ref_vstats *s, int beta)
     s->e = ref_scale_exp(s->rmax[0], beta);
 }
 
+/* Slice q of pass 2 for the remainder *r (ref_split's step): the fields of slice q, *r updated. */
+REF_HD void ref_vstats_step(ref_vstats *s, double *r, int q, int e, int beta)
+{
+    double qs = ref_digit(ref_scale(*r, beta * q - e), beta);
+    if (qs != 0.0) {
+        double piece = ref_scale(qs, e - beta * q);
+        s->ssum[q] += fabs(piece);
+        *r -= piece;
+    }
+    s->cnt[q] += *r != 0.0;
+    s->rmax[q] = fmax(s->rmax[q], fabs(*r));
+}
+
 /* Pass 2, per entry: slices 1 .. REF_SMAX with the same exact steps as ref_split. e and beta
  * as the vector's; only the slice fields are touched (merge them separately). Once the
  * remainder is 0 the later slices add nothing (a zero count, a zero maximum): it stops. */
 REF_HD void ref_vstats_pass2(ref_vstats *s, double v, int e, int beta)
 {
     double r = isfinite(v) ? v : 0.0;
-    for (int q = 1; q <= REF_SMAX && r != 0.0; q++) {
-        double qs = ref_digit(ref_scale(r, beta * q - e), beta);
-        if (qs != 0.0) {
-            double piece = ref_scale(qs, e - beta * q);
-            s->ssum[q] += fabs(piece);
-            r -= piece;
-        }
-        s->cnt[q] += r != 0.0;
-        s->rmax[q] = fmax(s->rmax[q], fabs(r));
-    }
+    for (int q = 1; q <= REF_SMAX && r != 0.0; q++) ref_vstats_step(s, &r, q, e, beta);
 }
 
 /* Pass 2 over a whole vector of len entries (host): the same fields as ref_vstats_pass2 entry
