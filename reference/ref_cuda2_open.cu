@@ -61,7 +61,7 @@ int64_t find(const int64_t *u, int64_t n, int64_t v)
     return lo;
 }
 
-unsigned blocks(int64_t n) { return (unsigned)((n + 255) / 256 < 65535 ? (n + 255) / 256 : 65535); }
+unsigned blocks(int64_t count) { return (unsigned)((count + 255) / 256); }
 
 struct scratch {
     int64_t *rows, *cols, *idx2;

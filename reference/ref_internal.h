@@ -157,7 +157,7 @@ mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const 
 mmp_status ref_cuda2_upload(void **dev, const void *host, mmp_format f, mmp_layout l, int64_t ld, int64_t rows,
                             int64_t cols, int device);
 void ref_cuda2_free(void *dev);
-/* The listed (sorted) open elements decided from their rows of A, columns of B and elements of
+/* The listed open elements decided from their rows of A, columns of B and elements of
  * C gathered from the device operands da, db, dc (ref_cuda2_open.cu): *done = 0 when that would
  * not pay (the caller then reads whole host operands). */
 mmp_status ref_cuda2_open_gathered(int *done, mmp_ref_result *r, const void *da, const void *db, const void *dc,
@@ -204,9 +204,12 @@ REF_HD double ref_scale(double x, int e)   /* x 2^e, exact unless it underflows 
     return (e >= -1022 && e <= 1023) ? x * ref_pow2(e) : ldexp(x, e);
 }
 
+/* The digits of int8 slices: radix 2^8, in [-128, 127] (ref_digit; ref_plan.h's int8 route). */
+#define REF_INT8_BETA 8
+
 /* One balanced digit of radix R = 2^beta (step 2 of ref_certified.c): q = floor(y) + [frac(y) >
  * cut], floor(y) and frac(y) = y - floor(y) exact.
- *   beta = 8 (int8 slices): cut = c = 127/255 rounded down (frac > cut <=> frac > c: c is not
+ *   beta = REF_INT8_BETA (int8 slices): cut = c = 127/255 rounded down (frac > cut <=> frac > c: c is not
  *     dyadic). For y in (-R/2 - (1 - c), R/2 - 1 + c], q is an integer in [-128, 127] and
  *     y - q is in (c - 1, c], so the next digit's y = R (y - q) is in the same range
  *     (R c = R/2 - 1 + c): every digit is an int8.
@@ -215,7 +218,7 @@ REF_HD double ref_scale(double x, int e)   /* x 2^e, exact unless it underflows 
  * A digit is at most 2^(beta-1) in magnitude either way. */
 REF_HD double ref_digit(double y, int beta)
 {
-    double f = floor(y), cut = beta == 8 ? 0x1.fdfdfdfdfdfdfp-2 : 0x1.fffffffffffffp-2;
+    double f = floor(y), cut = beta == REF_INT8_BETA ? 0x1.fdfdfdfdfdfdfp-2 : 0x1.fffffffffffffp-2;
     return y - f > cut ? f + 1.0 : f;
 }
 

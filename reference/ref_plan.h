@@ -69,7 +69,7 @@
  * per product, no vector path (bench_reference, fp64 wide data: ~300 DGEMMs on host threads) */
 #define REF_W_DOT_TWOPROD 25.0
 /* The int8 route (see Routes above). */
-#define REF_IMMA_BETA 8
+#define REF_IMMA_BETA REF_INT8_BETA
 #define REF_IMMA_KMAX 131056   /* the largest multiple of 16 with K' 128^2 <= 2^31 - 1 */
 /* One int8 pair GEMM and its read in the accumulation, in DGEMMs of the same size: the H200's
  * int8 tensor-core peak is about 30 times its binary64 one; cuBLAS reaches a smaller share of
