@@ -254,6 +254,18 @@ void mmp_metrics_bound_init(mmp_metrics_bound *bp_, const mmp_metrics_input *in)
     *bp_ = bp;
 }
 
+/* With cap <= rel s (ref_excess_negligible): gamma_sub cap <= 2^-56 gamma s for both gammas,
+ * below half an ulp of fl(gamma s) (>= 2^-54 of it for a normal value) with room for the
+ * roundings of the excess's own sums; and cap <= 2^-56 s, below half an ulp of s. */
+double mmp_metrics_excess_rel(const mmp_metrics_bound *bp)
+{
+    double gs = bp->gamma_sub, gd = bp->gamma_det, gp = bp->gamma_prob;
+    if (gs == 0.0) return 0x1p-56;   /* the bound has no excess term: only the margin's s + sub */
+    if (!(gs > 0.0 && gd > 0.0 && gp > 0.0) || !isfinite(gs) || !isfinite(gd) || !isfinite(gp)) return 0.0;
+    double r = fmin(1.0, fmin(gd / gs, gp / gs));
+    return 0x1p-56 * r;
+}
+
 mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, const mmp_tolerance *tol)
 {
     if (!out || !in || !tol) return MMP_ERR(MMP_STATUS_INVALID, "metrics: NULL argument");

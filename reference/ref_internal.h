@@ -340,6 +340,28 @@ REF_HD double ref_absbound_one(double ab, double K, double abs_alpha, double abs
     return s == 0.0 ? 0.0 : s * (1.0 + 0x1p-50) + 0x1p-1074;
 }
 
+/* An upper bound of one element's subnormal-factor excess and of its sub_abs (metrics.h) from
+ * its row of A and column of B: a product with a subnormal a adds (a^ - |a|) b^ <= min_a
+ * max b^, one with a subnormal b adds |a| (b^ - |b|) <= max |a| min_b, and sub_abs's terms are
+ * no larger (|b| <= b^). cnt_a, max_a: subnormals and largest |a| of the row; cnt_b, max_bh:
+ * subnormals and largest b^ of the column (finite non-zero elements only). */
+REF_HD double ref_excess_cap(double abs_alpha, double cnt_a, double min_a, double max_a, double cnt_b, double min_b,
+                             double max_bh)
+{
+    return abs_alpha * (cnt_a * min_a * max_bh + cnt_b * min_b * max_a);
+}
+
+/* Whether an element's excess (at most cap) cannot change its bound, its rounding margin or its
+ * flush test, so that 0 in its place gives bit-identical verdicts and metrics: no subnormal
+ * factor (cap 0); a non-finite exact value (no bound is formed); or cap <= rel s with s the
+ * element's |A||B| sum, normal and finite (mmp_metrics_excess_rel: gamma_sub cap then stays
+ * below half an ulp of gamma s, and cap below half an ulp of s and below s / 2). */
+REF_HD int ref_excess_negligible(double cap, double s, double want, double rel)
+{
+    if (cap == 0.0 || !isfinite(want)) return 1;
+    return isfinite(s) && s >= 0x1p-900 && cap <= rel * s;
+}
+
 REF_HD void ref_finish(double *sh, double *sl, double *E, double alpha, double beta, double c,
                        int use_c)
 {

@@ -140,7 +140,7 @@ static const double *subnormal_excess(double **sub, double **sub_abs, const mmp_
         st = mmp_metrics_subnormal_excess_device(*sub, *sub_abs, &none,
                                                  (const unsigned char *)ops[0].dev_pristine + MMP_GUARD_BYTES, fa, c->la,
                                                  c->lda, (const unsigned char *)ops[1].dev_pristine + MMP_GUARD_BYTES,
-                                                 fb, c->lb, c->ldb, c->m, c->n, c->k, c->alpha, o->device, 0);
+                                                 fb, c->lb, c->ldb, c->m, c->n, c->k, c->alpha, NULL, o->device, 0);
     if (*sub && *sub_abs && st != MMP_STATUS_OK)
         st = mmp_metrics_subnormal_excess(*sub, *sub_abs, a, fa, c->la, c->lda, b, fb, c->lb, c->ldb, c->m, c->n, c->k,
                                           c->alpha);

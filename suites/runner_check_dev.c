@@ -1,6 +1,7 @@
 /* runner_check_dev.c — a device case's comparison on the device: the parameters of the host
  * comparison (runner_check.c, runner_verdict.c, metrics.c) into one mmp_devcheck_in, the
- * subnormal-factor excess as DGEMMs on the device when an input has subnormals, one pass of
+ * subnormal-factor excess on the device when an input has subnormals (only where it can change
+ * an element's bound: metrics_sub_cuda.cu), one pass of
  * runner_devcheck.cu, then the per-row records merged in row order into the case's counts,
  * metrics and first positions exactly as the host merges its blocks, and the verdict from those
  * facts by the host comparison's own message functions. Only M records and the heatmap (cells
@@ -27,9 +28,10 @@ int mmp_check_device_ok(const mmp_case *c, const mmp_runner_options *o)
     return !mmp_check_narrow_runs_model(c, o);
 }
 
-/* the subnormal-factor excess on the device: *sub, *sub_abs device arrays (NULL: no excess) */
+/* the subnormal-factor excess on the device: *sub, *sub_abs device arrays (NULL: no excess),
+ * left out (0) where it cannot change the element's bound, margin or flush test (skip) */
 static mmp_status device_excess(double **sub, double **sub_abs, const mmp_case *c, const mmp_buffer *ops,
-                                const mmp_runner_options *o)
+                                const mmp_runner_options *o, const mmp_metrics_excess_skip *skip)
 {
     const mmp_kernel_desc *k = c->kernel;
     *sub = *sub_abs = NULL;
@@ -40,7 +42,7 @@ static mmp_status device_excess(double **sub, double **sub_abs, const mmp_case *
     int none = 1;
     MMP_TRY(mmp_metrics_subnormal_excess_device(NULL, NULL, &none, da, (mmp_format)k->a_format, c->la, c->lda, db,
                                                 (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k, c->alpha,
-                                                o->device, 1));
+                                                NULL, o->device, 1));
     if (none) return MMP_STATUS_OK;
     size_t bytes = (size_t)(c->m * c->n) * sizeof(double);
     if (cudaMalloc((void **)sub, bytes) != cudaSuccess || cudaMalloc((void **)sub_abs, bytes) != cudaSuccess) {
@@ -52,7 +54,7 @@ static mmp_status device_excess(double **sub, double **sub_abs, const mmp_case *
     }
     return mmp_metrics_subnormal_excess_device(*sub, *sub_abs, &none, da, (mmp_format)k->a_format, c->la, c->lda, db,
                                                (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k, c->alpha,
-                                               o->device, 1);
+                                               skip, o->device, 1);
 }
 
 static void fill_in(mmp_devcheck_in *d, const mmp_metrics_input *in, const mmp_case *c, const mmp_ref *ref,
@@ -153,7 +155,10 @@ mmp_status mmp_check_output_device(mmp_case_result *r, const mmp_case *c, const 
                            ops[2].dev_pristine ? (const unsigned char *)ops[2].dev_pristine + MMP_GUARD_BYTES : NULL);
     }
     double *sub = NULL, *sub_abs = NULL;
-    mmp_status st = device_excess(&sub, &sub_abs, c, ops, o);
+    mmp_metrics_bound bp;
+    mmp_metrics_bound_init(&bp, &in);
+    mmp_metrics_excess_skip skip = {ref->dev_absdot, ref->dev_exact, mmp_metrics_excess_rel(&bp)};
+    mmp_status st = device_excess(&sub, &sub_abs, c, ops, o, ref->dev_absdot && ref->dev_exact ? &skip : NULL);
     d.sub = sub;
     d.sub_abs = sub_abs;
     mmp_devcheck_row *rows = malloc((size_t)c->m * sizeof *rows);
@@ -167,8 +172,6 @@ mmp_status mmp_check_output_device(mmp_case_result *r, const mmp_case *c, const 
         free(rows);
         return st;
     }
-    mmp_metrics_bound bp;
-    mmp_metrics_bound_init(&bp, &in);
     merge(r, &un_i, &un_j, &nd_i, &nd_j, rows, heat, marks, &d, &bp);
     mmp_runner_say_scan(r, c, un_i, un_j, nd_i, nd_j);
     mmp_runner_first_bad_unwritten(r, un_i, un_j);

@@ -2,7 +2,8 @@
  * stages they replace (runner_stages.c, buffer.c), which stay the oracle:
  *   - inputs: every format, every distribution, A, B and C, both layouts with ld padding: the
  *     device fill's bytes (canaries in the padding included) equal the host fill's;
- *   - the subnormal excess: the device's DGEMMs against metrics_sub.c, wide data;
+ *   - the subnormal excess: the device's DGEMMs against metrics_sub.c, wide data; and where
+ *     it is left out, 0 only where the host's value cannot change a bound;
  *   - the NaN/Inf excuse under tf32 input rounding in the device comparison, on planted
  *     elements: an excused NaN, a NaN no rounding explains, a finite value where Inf is due;
  *   - damage: a planted change in a guard, in the ld padding and in a matrix element is
@@ -179,7 +180,7 @@ START_TEST(excess_matches_host)
                   MMP_STATUS_OK);
         int none = -1;
         ck_assert_msg(mmp_metrics_subnormal_excess_device(ed, sd, &none, da, f, c.la, c.lda, db, f, c.lb, c.ldb, c.m, c.n,
-                                                          c.k, c.alpha, 0, 0) == MMP_STATUS_OK, "%s", mmp_error_last());
+                                                          c.k, c.alpha, NULL, 0, 0) == MMP_STATUS_OK, "%s", mmp_error_last());
         ck_assert_int_eq(none, 0);
         int64_t nonzero = 0;
         for (size_t x = 0; x < mn; x++) {
@@ -198,12 +199,115 @@ START_TEST(excess_matches_host)
         ck_assert_int_eq(cudaMemcpy(da, a, sa, cudaMemcpyHostToDevice), cudaSuccess);
         ck_assert_int_eq(cudaMemcpy(db, b, sb, cudaMemcpyHostToDevice), cudaSuccess);
         ck_assert(mmp_metrics_subnormal_excess_device(ed, sd, &none, da, f, c.la, c.lda, db, f, c.lb, c.ldb, c.m, c.n,
-                                                      c.k, c.alpha, 0, 0) == MMP_STATUS_OK);
+                                                      c.k, c.alpha, NULL, 0, 0) == MMP_STATUS_OK);
         ck_assert_int_eq(none, 1);
         free(a); free(b); free(eh); free(sh); free(ed); free(sd);
         cudaFree(da);
         cudaFree(db);
     }
+}
+END_TEST
+
+/* The excess left out where it cannot matter (metrics_sub_cuda.cu's skip route) against
+ * metrics_sub.c on wide data, three ways per format and layout: the elements' own |A||B| sums
+ * (most excesses left out); those sums with every 97th set to 0 (a few elements need theirs:
+ * summed one by one); all set to 0 (every element needs it: the DGEMMs). Every element is
+ * either the host's value to rounding, or 0 where the host's value leaves the bound, both
+ * gammas' bounds and the rounding margin bit for bit unchanged. */
+START_TEST(excess_skip_matches_host)
+{
+    static const mmp_format fmts[] = {MMP_FORMAT_BF16, MMP_FORMAT_FP16, MMP_FORMAT_FP32, MMP_FORMAT_E4M3};
+    mmp_format f = fmts[_i];
+    mmp_kernel_desc kd = desc_for(f);
+    ck_assert_int_eq(cudaSetDevice(0), cudaSuccess);
+    int64_t left_out[3] = {0, 0, 0}, summed[3] = {0, 0, 0};
+    for (int lay = 0; lay < 2; lay++) {
+        mmp_case c;
+        mmp_case_init(&c, &kd, 45, 70, 96, MMP_DIST_WIDE, mmp_check_seed + 5);
+        c.la = c.lb = (mmp_layout)lay;
+        c.alpha = -0.75;
+        mmp_case_finish(&c);
+        int64_t m = c.m, n = c.n, k = c.k;
+        size_t sa = mmp_format_bytes(f, mmp_gemm_span(c.la, c.lda, m, k));
+        size_t sb = mmp_format_bytes(f, mmp_gemm_span(c.lb, c.ldb, k, n));
+        size_t mn = (size_t)(m * n);
+        void *a = calloc(1, sa), *b = calloc(1, sb), *da, *db;
+        double *eh = malloc(mn * 8), *sh = malloc(mn * 8), *ed = malloc(mn * 8), *sd = malloc(mn * 8);
+        double *s = malloc(mn * 8), *want = malloc(mn * 8), *ds, *dw, *de, *dsa;
+        ck_assert(mmp_case_fill(a, &c, 0) == MMP_STATUS_OK && mmp_case_fill(b, &c, 1) == MMP_STATUS_OK);
+        ck_assert(mmp_metrics_subnormal_excess(eh, sh, a, f, c.la, c.lda, b, f, c.lb, c.ldb, m, n, k, c.alpha) ==
+                  MMP_STATUS_OK);
+        ck_assert_int_eq(cudaMalloc(&da, sa), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc(&db, sb), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc((void **)&ds, mn * 8), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc((void **)&dw, mn * 8), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc((void **)&de, mn * 8), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc((void **)&dsa, mn * 8), cudaSuccess);
+        ck_assert_int_eq(cudaMemcpy(da, a, sa, cudaMemcpyHostToDevice), cudaSuccess);
+        ck_assert_int_eq(cudaMemcpy(db, b, sb, cudaMemcpyHostToDevice), cudaSuccess);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double ab = 0, w = 0;
+                for (int64_t q = 0; q < k; q++) {
+                    double x = mmp_format_load(a, mmp_gemm_index(c.la, c.lda, i, q), f);
+                    double y = mmp_format_load(b, mmp_gemm_index(c.lb, c.ldb, q, j), f);
+                    ab += fabs(x) * fabs(y);
+                    w += x * y;
+                }
+                s[i * n + j] = ab * 0.75 * (1 + 0x1p-40);
+                want[i * n + j] = w * c.alpha;
+            }
+        ck_assert_int_eq(cudaMemcpy(dw, want, mn * 8, cudaMemcpyHostToDevice), cudaSuccess);
+        mmp_metrics_input in;
+        memset(&in, 0, sizeof in);
+        in.d_format = in.acc_format = MMP_FORMAT_FP32;
+        in.k = k;
+        in.u_acc = 0x1p-23;
+        mmp_metrics_bound bp;
+        mmp_metrics_bound_init(&bp, &in);
+        for (int v = 0; v < 3; v++) {
+            double *sv = malloc(mn * 8);
+            for (size_t x = 0; x < mn; x++) sv[x] = v == 2 || (v == 1 && x % 97 == 0) ? 0.0 : s[x];
+            ck_assert_int_eq(cudaMemcpy(ds, sv, mn * 8, cudaMemcpyHostToDevice), cudaSuccess);
+            mmp_metrics_excess_skip skip = {ds, dw, mmp_metrics_excess_rel(&bp)};
+            int none = -1;
+            ck_assert_msg(mmp_metrics_subnormal_excess_device(de, dsa, &none, da, f, c.la, c.lda, db, f, c.lb, c.ldb, m,
+                                                              n, k, c.alpha, &skip, 0, 1) == MMP_STATUS_OK,
+                          "%s", mmp_error_last());
+            ck_assert_int_eq(none, 0);
+            ck_assert_int_eq(cudaMemcpy(ed, de, mn * 8, cudaMemcpyDeviceToHost), cudaSuccess);
+            ck_assert_int_eq(cudaMemcpy(sd, dsa, mn * 8, cudaMemcpyDeviceToHost), cudaSuccess);
+            for (size_t x = 0; x < mn; x++) {
+                if (fabs(eh[x] - ed[x]) <= 1e-13 * eh[x] && fabs(sh[x] - sd[x]) <= 1e-13 * sh[x]) {
+                    summed[v] += eh[x] > 0;
+                    continue;
+                }
+                ck_assert_msg(ed[x] == 0 && sd[x] == 0, "%s %s way %d element %zu: excess host %a device %a, sub_abs "
+                              "host %a device %a", mmp_format_name(f), lay ? "col" : "row", v, x, eh[x], ed[x], sh[x],
+                              sd[x]);
+                for (int g = 0; g < 2; g++) {
+                    double gamma = g ? bp.gamma_prob : bp.gamma_det;
+                    ck_assert_msg(gamma * sv[x] + bp.gamma_sub * eh[x] + bp.abs_term == gamma * sv[x] + bp.abs_term,
+                                  "%s way %d element %zu: the excess %a left out changes the bound", mmp_format_name(f),
+                                  v, x, eh[x]);
+                }
+                ck_assert(sv[x] + eh[x] == sv[x] && !(sh[x] > 0 && sv[x] - sh[x] <= 1e-9 * sv[x]));
+                left_out[v]++;
+            }
+            free(sv);
+        }
+        free(a); free(b); free(eh); free(sh); free(ed); free(sd); free(s); free(want);
+        cudaFree(da); cudaFree(db); cudaFree(ds); cudaFree(dw); cudaFree(de); cudaFree(dsa);
+    }
+    /* bf16 and fp32 wide data: excesses far below the sums (~2^-170); the second way sums a
+     * few. fp16 and e4m3 (a narrow exponent range): the excess counts everywhere: the DGEMMs */
+    int wide_range = f == MMP_FORMAT_BF16 || f == MMP_FORMAT_FP32;
+    ck_assert_msg(wide_range ? left_out[0] > 100 && left_out[1] > 100 && summed[1] > 10 && left_out[2] == 0 &&
+                                   summed[2] > 100
+                             : left_out[0] + left_out[1] + left_out[2] == 0 && summed[0] > 100,
+                  "%s: left out %lld %lld %lld, summed %lld %lld %lld: a way was not taken", mmp_format_name(f),
+                  (long long)left_out[0], (long long)left_out[1], (long long)left_out[2], (long long)summed[0],
+                  (long long)summed[1], (long long)summed[2]);
 }
 END_TEST
 
@@ -384,6 +488,7 @@ static Suite *stages_suite(void)
     tcase_add_loop_test(t, fill_matches_host, 0, MMP_FORMAT_COUNT_);
     tcase_add_loop_test(t, damage_matches_host, 0, MMP_FORMAT_COUNT_);
     tcase_add_loop_test(t, excess_matches_host, 0, 4);
+    tcase_add_loop_test(t, excess_skip_matches_host, 0, 4);
     tcase_add_test(t, tf32_excuse_on_device);
     tcase_add_loop_test(t, verdicts_match_builtin, 0, 2);
     tcase_add_test(t, verdicts_match_mutants);

@@ -10,6 +10,7 @@
 #include "mmaprobe/metrics.h"
 #include "mmaprobe/registry.h"
 #include "mmaprobe/runner.h"
+#include "reference/ref_internal.h"
 #include "tests/check_main.h"
 #include "suites/runner_internal.h"
 
@@ -154,6 +155,87 @@ START_TEST(test_subnormal_excess_value)
 }
 END_TEST
 
+/* The excess's cap and the rule that leaves it out (ref_excess_cap, ref_excess_negligible,
+ * mmp_metrics_excess_rel; metrics_sub_cuda.cu runs them on the device): on wide data of each
+ * float format, every element's excess and sub_abs (metrics_sub.c) are at most its cap, and
+ * wherever the rule leaves the excess out, 0 in its place gives the same bound for both
+ * gammas, the same rounding margin and the same flush test, bit for bit. Both kinds of element
+ * must occur: excesses left out although non-zero, and excesses that count. */
+START_TEST(test_excess_cap_and_skip)
+{
+    static const mmp_format fmts[] = {MMP_FORMAT_BF16, MMP_FORMAT_FP16, MMP_FORMAT_FP32, MMP_FORMAT_E4M3};
+    int64_t skipped_total = 0, kept_total = 0;
+    for (size_t t = 0; t < sizeof fmts / sizeof fmts[0]; t++) {
+        mmp_format f = fmts[t];
+        mmp_kernel_desc kd = *mmp_registry_find("host_f32", MMP_REGISTRY_ALL);
+        kd.a_format = kd.b_format = f;
+        mmp_case c;
+        mmp_case_init(&c, &kd, 37, 41, 300, MMP_DIST_WIDE, 11 + t);
+        c.alpha = -1.5;
+        mmp_case_finish(&c);
+        int64_t m = c.m, n = c.n, k = c.k;
+        size_t sa = mmp_format_bytes(f, mmp_gemm_span(c.la, c.lda, m, k));
+        size_t sb = mmp_format_bytes(f, mmp_gemm_span(c.lb, c.ldb, k, n));
+        void *a = calloc(1, sa), *b = calloc(1, sb);
+        ck_assert(mmp_case_fill(a, &c, 0) == MMP_STATUS_OK && mmp_case_fill(b, &c, 1) == MMP_STATUS_OK);
+        double *ex = malloc((size_t)(m * n) * 8), *sx = malloc((size_t)(m * n) * 8);
+        ck_assert(mmp_metrics_subnormal_excess(ex, sx, a, f, c.la, c.lda, b, f, c.lb, c.ldb, m, n, k, c.alpha) ==
+                  MMP_STATUS_OK);
+        double min = mmp_format_get_info(f)->min_normal;
+        mmp_metrics_input in;
+        memset(&in, 0, sizeof in);
+        in.d_format = MMP_FORMAT_FP32;
+        in.acc_format = MMP_FORMAT_FP32;
+        in.k = k;
+        in.u_acc = 0x1p-23;
+        mmp_metrics_bound bp;
+        mmp_metrics_bound_init(&bp, &in);
+        double rel = mmp_metrics_excess_rel(&bp);
+        ck_assert(rel > 0 && rel <= 0x1p-56);
+        int64_t skipped = 0, kept = 0;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double cnt_a = 0, max_a = 0, cnt_b = 0, max_bh = 0, ab = 0, want = 0;
+                for (int64_t q = 0; q < k; q++) {
+                    double x = mmp_format_load(a, mmp_gemm_index(c.la, c.lda, i, q), f);
+                    double y = mmp_format_load(b, mmp_gemm_index(c.lb, c.ldb, q, j), f);
+                    double ax = isfinite(x) ? fabs(x) : 0, ay = isfinite(y) ? fabs(y) : 0;
+                    cnt_a += ax != 0 && ax < min;
+                    cnt_b += ay != 0 && ay < min;
+                    max_a = fmax(max_a, ax);
+                    max_bh = fmax(max_bh, ay != 0 && ay < min ? min : ay);
+                    ab += ax * ay;
+                    want += x * y;
+                }
+                double cap = ref_excess_cap(fabs(c.alpha), cnt_a, min, max_a, cnt_b, min, max_bh);
+                double e = ex[i * n + j], sab = sx[i * n + j], s = ref_absbound_one(ab, (double)k, fabs(c.alpha), 0, 0);
+                want *= c.alpha;
+                ck_assert_msg(e <= cap * (1 + 0x1p-40) && sab <= cap * (1 + 0x1p-40),
+                              "%s (%lld, %lld): excess %a sub_abs %a above the cap %a", mmp_format_name(f),
+                              (long long)i, (long long)j, e, sab, cap);
+                if (!ref_excess_negligible(cap, s, want, rel)) { kept += e > 0; continue; }
+                skipped += e > 0;
+                if (!isfinite(want)) continue;
+                for (int g = 0; g < 2; g++) {
+                    double gamma = g ? bp.gamma_prob : bp.gamma_det;
+                    double with = gamma * s + (e > 0 ? bp.gamma_sub * e : 0.0) + bp.abs_term;
+                    ck_assert_msg(with == gamma * s + bp.abs_term, "%s (%lld, %lld): the excess %a changes the bound",
+                                  mmp_format_name(f), (long long)i, (long long)j, e);
+                }
+                ck_assert(s + e == s);
+                ck_assert(!(sab > 0 && s - sab <= 1e-9 * s));
+            }
+        skipped_total += skipped;
+        kept_total += kept;
+        free(a); free(b); free(ex); free(sx);
+    }
+    ck_assert_msg(skipped_total > 1000 && kept_total > 100, "weak test: %lld excesses left out, %lld kept",
+                  (long long)skipped_total, (long long)kept_total);
+    mmp_metrics_bound inf = {.gamma_sub = INFINITY, .gamma_det = INFINITY, .gamma_prob = 0.1};
+    ck_assert(mmp_metrics_excess_rel(&inf) == 0.0);
+}
+END_TEST
+
 /* An exact 0 from a kernel whose sum cancels: fp16 output, reference -2.18e-5 (a subnormal)
  * from terms of |A||B| = 8 is within what fp16 or fp32 accumulation may round to 0: no
  * flushed-subnormal. The same value from terms of that size alone (|A||B| = 2.2e-5: nothing
@@ -196,6 +278,7 @@ static Suite *tolerance_suite(void)
     tcase_add_test(tc, test_rounding_no_false_positive);
     tcase_add_test(tc, test_infinite_bound_is_nan);
     tcase_add_test(tc, test_subnormal_excess_value);
+    tcase_add_test(tc, test_excess_cap_and_skip);
     tcase_add_test(tc, test_flush_needs_more_than_cancellation);
     suite_add_tcase(s, tc);
     return s;

@@ -109,15 +109,6 @@ mmp_status mmp_metrics_subnormal_excess(double *excess, double *sub_abs, const v
 /* Subnormal elements of a rows x cols matrix of f in layout l (0 for integer formats). */
 int64_t mmp_metrics_subnormal_count(const void *a, mmp_format f, mmp_layout l, int64_t ld, int64_t rows, int64_t cols);
 
-/* The same for A and B on CUDA device `device` (e.g. a case's resident operands), as DGEMMs
- * (metrics_sub_cuda.cu), the results copied to the host arrays (out_on_device: excess and
- * sub_abs are device arrays of M x N, written there). *none = 1 (and excess, sub_abs
- * untouched) when no element of A or B is subnormal; excess NULL: only *none is computed.
- * MMP_STATUS_UNSUPPORTED without CUDA. */
-mmp_status mmp_metrics_subnormal_excess_device(double *excess, double *sub_abs, int *none, const void *a,
-                                               mmp_format fa, mmp_layout la, int64_t lda, const void *b,
-                                               mmp_format fb, mmp_layout lb, int64_t ldb, int64_t m, int64_t n,
-                                               int64_t k, double alpha, int device, int out_on_device);
 
 /* Unit of truncation 2^(1-p) of an accumulator format; acc_bits > 0 overrides p. 0 for ints. */
 double mmp_metrics_unit_truncation(mmp_format acc, int acc_bits);
@@ -143,6 +134,33 @@ typedef struct mmp_metrics_bound {
     double gamma_det, gamma_prob;
 } mmp_metrics_bound;
 void mmp_metrics_bound_init(mmp_metrics_bound *bp, const mmp_metrics_input *in);
+
+/* Which elements' excess may be left out: those where it cannot change the bound, the rounding
+ * margin or the flush test (a 0 in its place gives bit-identical verdicts and metrics). s: the
+ * elements' |alpha| |A||B| + |beta| |C| sums, want: their exact values (device arrays, row-major
+ * M x N), rel: mmp_metrics_excess_rel of the case's bound. */
+typedef struct mmp_metrics_excess_skip {
+    const double *s, *want;
+    double rel;
+} mmp_metrics_excess_skip;
+
+/* rel for mmp_metrics_excess_skip: 2^-56 min(1, gamma_det / gamma_sub, gamma_prob / gamma_sub),
+ * 0 (skip only elements without a subnormal factor) when a gamma is not finite and positive. */
+double mmp_metrics_excess_rel(const mmp_metrics_bound *bp);
+
+/* The same for A and B on CUDA device `device` (e.g. a case's resident operands), the results
+ * copied to the host arrays (out_on_device: excess and sub_abs are device arrays of M x N,
+ * written there). *none = 1 (and excess, sub_abs untouched) when no element of A or B is
+ * subnormal; excess NULL: only *none is computed. skip NULL: every element, as DGEMMs
+ * (metrics_sub_cuda.cu). With skip, a cap of each element's excess from its row's and column's
+ * subnormal counts and largest magnitudes decides which elements need it; those, when few,
+ * are summed one by one and the others get 0 (else DGEMMs as without skip).
+ * MMP_STATUS_UNSUPPORTED without CUDA. */
+mmp_status mmp_metrics_subnormal_excess_device(double *excess, double *sub_abs, int *none, const void *a,
+                                               mmp_format fa, mmp_layout la, int64_t lda, const void *b,
+                                               mmp_format fb, mmp_layout lb, int64_t ldb, int64_t m, int64_t n,
+                                               int64_t k, double alpha, const mmp_metrics_excess_skip *skip,
+                                               int device, int out_on_device);
 
 /* Computes every metric, the histogram and heatmap; above_tol/first_bad use tol. */
 mmp_status mmp_metrics_compute(mmp_metrics *out, const mmp_metrics_input *in, const mmp_tolerance *tol);
