@@ -332,6 +332,38 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
 /* Stage 6b, the dot stage, when the finish left elements open: a64, b64 decoded again into the
  * slice planes (sa, sb >= 1: room for them; stage 7 overwrites them later), v2_dot_kernel over
  * the tiles with an open element, and the open ones listed again. */
+/* Whether every value of format fmt is a float (significand and exponent range), so that the
+ * dot stage's planes can hold floats: bf16, fp16, tf32, fp32, the fp8/fp6/fp4 formats and the
+ * integers of at most 24 bits. */
+static int dot_float(mmp_format fmt)
+{
+    const mmp_format_info *fi = mmp_format_get_info(fmt);
+    if (!fi) return 0;
+    if (!fi->is_float) return fi->storage_bits <= 24;
+    return fi->precision <= 24 && fi->max_finite <= 0x1.fffffep127 && fi->min_subnormal >= 0x1p-149;
+}
+
+/* The operands decoded into the planes qa (row-major M x K) and qb (column-major K x N) as T,
+ * then the dot kernels: one warp per open element when few and scattered, else tiles. */
+template <typename T>
+static void dot_launch(v2_dev *g, T *qa, T *qb, const ref_v2_args *f, const mmp_gemm *gm, int64_t open, int exact,
+                       int ints)
+{
+    int64_t m = gm->m, n = gm->n, k = gm->k;
+    size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
+    v2_decode_kernel<T><<<blocks(mk), 256>>>(qa, g->na, f->fa, gm->la, gm->lda, m, k, 1, 0);
+    v2_decode_kernel<T><<<blocks(kn), 256>>>(qb, g->nb, f->fb, gm->lb, gm->ldb, k, n, 0, 0);
+    if (open <= UNDECIDED_CAP && open <= (int64_t)(mn / 64)) {   /* few and scattered: a warp each */
+        unsigned nb = (unsigned)((open * 32 + 255) / 256);
+        if (exact) v2_dot_list_kernel<1, T><<<nb, 256>>>(g->h, g->l, g->err, qa, qb, *f, ints, g->und, open, g->n_dot);
+        else v2_dot_list_kernel<0, T><<<nb, 256>>>(g->h, g->l, g->err, qa, qb, *f, ints, g->und, open, g->n_dot);
+    } else {
+        dim3 grid((unsigned)((n + DOT_T - 1) / DOT_T), (unsigned)((m + DOT_T - 1) / DOT_T));
+        if (exact) v2_dot_kernel<1, T><<<grid, DOT_T * DOT_T>>>(g->h, g->l, g->err, qa, qb, *f, ints, g->n_dot);
+        else v2_dot_kernel<0, T><<<grid, DOT_T * DOT_T>>>(g->h, g->l, g->err, qa, qb, *f, ints, g->n_dot);
+    }
+}
+
 static mmp_status dot_stage(mmp_ref_result *r, v2_dev *g, const mmp_gemm *gm, const ref_v2_args *f)
 {
     int64_t open = 0, m = gm->m, n = gm->n, k = gm->k;
@@ -342,22 +374,15 @@ static mmp_status dot_stage(mmp_ref_result *r, v2_dev *g, const mmp_gemm *gm, co
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
     if (!g->qa) MMP_TRY(dalloc(g, &g->qa, mk));   /* the int8 route keeps no binary64 planes */
     if (!g->qb) MMP_TRY(dalloc(g, &g->qb, kn));
-    v2_decode_kernel<<<blocks(mk), 256>>>(g->qa, g->na, f->fa, gm->la, gm->lda, m, k, 1, 0);
-    v2_decode_kernel<<<blocks(kn), 256>>>(g->qb, g->nb, f->fb, gm->lb, gm->ldb, k, n, 0, 0);
     int exact, ints;
     ref_dot_flags(&exact, &ints, gm);
     unsigned long long decided = 0;
     MMP_TRY(dalloc(g, &g->n_dot, 1));
     MMP_CUDA_CHECK(cudaMemset(g->n_dot, 0, sizeof *g->n_dot));
-    if (open <= UNDECIDED_CAP && open <= (int64_t)(mn / 64)) {   /* few and scattered: a warp each */
-        unsigned nb = (unsigned)((open * 32 + 255) / 256);
-        if (exact) v2_dot_list_kernel<1><<<nb, 256>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->und, open, g->n_dot);
-        else v2_dot_list_kernel<0><<<nb, 256>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->und, open, g->n_dot);
-    } else {
-        dim3 grid((unsigned)gx, (unsigned)gy);
-        if (exact) v2_dot_kernel<1><<<grid, DOT_T * DOT_T>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->n_dot);
-        else v2_dot_kernel<0><<<grid, DOT_T * DOT_T>>>(g->h, g->l, g->err, g->qa, g->qb, *f, ints, g->n_dot);
-    }
+    if (dot_float(gm->a) && dot_float(gm->b))
+        dot_launch<float>(g, (float *)g->qa, (float *)g->qb, f, gm, open, exact, ints);
+    else
+        dot_launch<double>(g, g->qa, g->qb, f, gm, open, exact, ints);
     MMP_CUDA_CHECK(cudaMemset(g->n_und, 0, sizeof(int64_t)));
     v2_collect_kernel<<<blocks(mn), 256>>>(g->err, (int64_t)mn, g->n_und, g->und, UNDECIDED_CAP);
     MMP_TRY(sync_add(&r->split.dot_s, t1));

@@ -12,13 +12,16 @@
 
 /* Native operand (format f, layout, ld) -> binary64, dense: row-major rows x cols
  * (row_major_dst) or column-major. Exact: every format's values are doubles. */
-__global__ void v2_decode_kernel(double *dst, const void *src, mmp_format_hd f, int layout, int64_t ld, int64_t rows,
+/* T float: for formats whose every value is a float (ref_cuda2.cu's dot_float), half the bytes
+ * for the dot stage to read. */
+template <typename T>
+__global__ void v2_decode_kernel(T *dst, const void *src, mmp_format_hd f, int layout, int64_t ld, int64_t rows,
                                  int64_t cols, int row_major_dst, int absval)
 {
     int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= rows * cols) return;
     double v = ref_v2_decode_one(src, &f, layout, ld, rows, cols, row_major_dst, x);
-    dst[x] = absval ? fabs(v) : v;
+    dst[x] = (T)(absval ? fabs(v) : v);
 }
 
 /* ref_vstats fields of t into s across a warp (lane 0 ends with the warp's statistics). */
@@ -176,11 +179,11 @@ __global__ void v2_finish_kernel(double *h, double *l, double *err, ref_v2_args 
  * elements get h, l = d64, dout and err = 0. Grid: (ceil(N / DOT_T), ceil(M / DOT_T)). */
 #define DOT_T 16
 #define DOT_KT 32
-template <int EXACT>
-__global__ void v2_dot_kernel(double *h, double *l, double *err, const double *a64, const double *b64, ref_v2_args f,
+template <int EXACT, typename T>
+__global__ void v2_dot_kernel(double *h, double *l, double *err, const T *a64, const T *b64, ref_v2_args f,
                               int int_inputs, unsigned long long *n_dot)
 {
-    __shared__ double as[DOT_T][DOT_KT + 1], bs[DOT_T][DOT_KT + 1];
+    __shared__ T as[DOT_T][DOT_KT + 1], bs[DOT_T][DOT_KT + 1];
     int tx = threadIdx.x % DOT_T, ty = threadIdx.x / DOT_T;
     int64_t i0 = (int64_t)blockIdx.y * DOT_T, j0 = (int64_t)blockIdx.x * DOT_T;
     int64_t i = i0 + ty, j = j0 + tx, x = i * f.n + j;
@@ -210,11 +213,11 @@ __global__ void v2_dot_kernel(double *h, double *l, double *err, const double *a
 
 /* The dot stage for the listed open elements (und[0 .. count)), one warp each: lane q adds the
  * products k = q, q + 32, ... (rows of a64 and columns of b64 are contiguous along k: the
- * warp's loads coalesce), and the 32 partial sums merge in a tree (ref_v2_dot_merge: exact but
+ * warp's loads coalesce; T float halves what the warps read, mostly columns of B from memory), and the 32 partial sums merge in a tree (ref_v2_dot_merge: exact but
  * for the tracked error). For few open elements scattered over D, where the tiles of
  * v2_dot_kernel would almost all hold one. */
-template <int EXACT>
-__global__ void v2_dot_list_kernel(double *h, double *l, double *err, const double *a64, const double *b64,
+template <int EXACT, typename T>
+__global__ void v2_dot_list_kernel(double *h, double *l, double *err, const T *a64, const T *b64,
                                    ref_v2_args f, int int_inputs, const int64_t *und, int64_t count,
                                    unsigned long long *n_dot)
 {
@@ -222,7 +225,7 @@ __global__ void v2_dot_list_kernel(double *h, double *l, double *err, const doub
     int lane = threadIdx.x & 31;
     if (w >= count) return;
     int64_t x = und[w], i = x / f.n, j = x % f.n;
-    const double *a = a64 + i * f.k, *b = b64 + j * f.k;
+    const T *a = a64 + i * f.k, *b = b64 + j * f.k;
     ref_v2_dot s;
     ref_v2_dot_init(&s, f.k);
     for (int64_t q = lane; q < f.k; q += 32) ref_v2_dot_add(&s, a[q], b[q], EXACT, int_inputs);
