@@ -22,6 +22,6 @@ done
 for d in uniform wide special; do
     bash bench/bench_e2e.sh build-h200/mmaprobe cublas_bf16_f32 8192 "$out" "$d" > "$out/e2e-$d.log" 2>&1
     mmp_expect "bench_e2e 8192 $d" $? 0
-    { echo "== e2e 8192^3 $d"; tail -13 "$out/e2e-$d.log"; } | tee -a "$out/summary.txt"
+    { echo "== e2e 8192^3 $d"; tail -24 "$out/e2e-$d.log"; } | tee -a "$out/summary.txt"
 done
 mmp_finish
