@@ -259,14 +259,9 @@ REF_HD double ref_split(double v, int E, int beta, int S, double *q, size_t qstr
 {
     double r = isfinite(v) ? v : 0.0;
     int zero = r != 0.0 ? ref_zero_slices(r, E, beta) : S;
-    if (zero > S) zero = S;
-    /* The leading zeros, then the digits from slice zero + 1: in two loops, so that the lanes of
-     * a GPU warp, whose entries' leading zeros differ, compute their few digits together. */
-    for (int s = 1; s <= zero; s++) q[(size_t)(s - 1) * qstride] = 0.0;
-    *rem_last = r;
-    for (int s = zero + 1; s <= S; s++) {
+    for (int s = 1; s <= S; s++) {
         if (s == S) *rem_last = r;
-        double qs = r != 0.0 ? ref_digit(ref_scale(r, beta * s - E), beta) : 0.0;
+        double qs = r != 0.0 && s > zero ? ref_digit(ref_scale(r, beta * s - E), beta) : 0.0;
         q[(size_t)(s - 1) * qstride] = qs;
         if (qs != 0.0) r -= ref_scale(qs, E - beta * s);
     }

@@ -137,40 +137,7 @@ REF_HD void ref_vstats_step(ref_vstats *s, double *r, int q, int e, int beta)
 REF_HD void ref_vstats_pass2(ref_vstats *s, double v, int e, int beta)
 {
     double r = isfinite(v) ? v : 0.0;
-    if (r == 0.0) return;
-    /* Slices 1 .. z certainly have the digit 0 (ref_zero_slices): each counts the entry and
-     * raises the maximum, as ref_vstats_step would. Then the digits, each slice's fields chosen
-     * by a comparison with every constant index: the fields stay in registers on a GPU and the
-     * lanes of a warp (different z) compute their few digits together. */
-    int z = ref_zero_slices(r, e, beta);
-    double a = fabs(r);
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int q = 1; q <= REF_SMAX; q++) {
-        int lead = q <= z;
-        s->cnt[q] += lead;
-        s->rmax[q] = fmax(s->rmax[q], lead ? a : 0.0);
-    }
-    for (int q = z + 1; q <= REF_SMAX && r != 0.0; q++) {
-        double qs = ref_digit(ref_scale(r, beta * q - e), beta), add = 0.0;
-        if (qs != 0.0) {
-            double piece = ref_scale(qs, e - beta * q);
-            add = fabs(piece);
-            r -= piece;
-        }
-        double ar = fabs(r);
-        int nz = r != 0.0;
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-        for (int t = 1; t <= REF_SMAX; t++) {   /* unconditional: no indexing by q */
-            int hit = t == q;
-            s->ssum[t] += hit ? add : 0.0;
-            s->cnt[t] += hit & nz;
-            s->rmax[t] = fmax(s->rmax[t], hit ? ar : 0.0);
-        }
-    }
+    for (int q = 1; q <= REF_SMAX && r != 0.0; q++) ref_vstats_step(s, &r, q, e, beta);
 }
 
 /* Pass 2 over a whole vector of len entries (host): the same fields as ref_vstats_pass2 entry
