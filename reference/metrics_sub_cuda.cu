@@ -132,7 +132,7 @@ __global__ void mark_kernel(double *excess, double *sub_abs, unsigned long long 
         if (r < total) {
             int64_t i = r / n, j = r % n;
             double u = ref_excess_cap(abs_alpha, ca[i], min_a, ma[i], cb[j], min_b, mb[j]);
-            excess[r] = 0.0;
+            if (excess) excess[r] = 0.0;
             if (sub_abs) sub_abs[r] = 0.0;
             open = !ref_excess_negligible(u, skip.s[r], skip.want[r], skip.rel);
         }
@@ -182,12 +182,14 @@ unsigned grid_of(int64_t n)
     return (unsigned)(g < 8192 ? (g ? g : 1) : 8192);
 }
 
-/* The skip route (the file's head): *done = 1 when it wrote every element of de (and ds), 0
- * when more than 1/64 of the elements need their excess (then nothing is final). */
-mmp_status sparse_route(int *done, double *de, double *ds, const operand &A, const operand &B, int64_t m, int64_t n,
-                        int64_t k, double abs_alpha, const mmp_metrics_excess_skip &skip)
+/* The skip route (the file's head): *open = the elements that need their excess (-1: no memory
+ * for the route). de NULL: that count alone; else, when at most 1/64 of the elements, every
+ * element of de (and ds) is written (*done = 1); more, and nothing is final. */
+mmp_status sparse_route(int *done, int64_t *open_out, double *de, double *ds, const operand &A, const operand &B,
+                        int64_t m, int64_t n, int64_t k, double abs_alpha, const mmp_metrics_excess_skip &skip)
 {
     *done = 0;
+    *open_out = -1;
     int64_t mn = m * n, cap = mn / 64 + 1;
     void *mem = nullptr;
     size_t bytes = (size_t)(m + n) * (sizeof(unsigned) + sizeof(double)) + (size_t)cap * sizeof(int64_t) + 64;
@@ -222,7 +224,8 @@ mmp_status sparse_route(int *done, double *de, double *ds, const operand &A, con
                                           abs_alpha, skip, m, n);
         e = cudaMemcpy(&open, count, sizeof open, cudaMemcpyDeviceToHost);
     }
-    if (e == cudaSuccess && open <= (unsigned long long)cap) {
+    if (e == cudaSuccess) *open_out = (int64_t)open;
+    if (e == cudaSuccess && de && open <= (unsigned long long)cap) {
         if (open) element_kernel<<<(unsigned)((open * 32 + 255) / 256), 256>>>(de, ds, list, (int64_t)open, A, B,
                                                                              abs_alpha, n, k);
         e = cudaDeviceSynchronize();
@@ -264,7 +267,14 @@ extern "C" mmp_status mmp_metrics_subnormal_excess_device(double *excess, double
     MMP_CUDA_CHECK(e);
     if (nsub[0] + nsub[1] == 0) return MMP_STATUS_OK;
     *none = 0;
-    if (!excess) return MMP_STATUS_OK;   /* the count alone */
+    if (!excess) {   /* the count alone; with skip, also whether any element needs its excess */
+        int done = 0;
+        int64_t open = -1;
+        if (skip && skip->s && skip->want)
+            MMP_TRY(sparse_route(&done, &open, NULL, NULL, A, B, m, n, k, fabs(alpha), *skip));
+        if (open == 0) *none = 1;
+        return MMP_STATUS_OK;
+    }
     double *da = nullptr, *db = nullptr, *de = nullptr, *ds = nullptr;
     size_t mk = (size_t)m * k, kn = (size_t)k * n, mn = (size_t)m * n;
     cublasHandle_t h = nullptr;
@@ -280,7 +290,8 @@ extern "C" mmp_status mmp_metrics_subnormal_excess_device(double *excess, double
         goto done;
     }
     if (skip && skip->s && skip->want) {
-        st = sparse_route(&done, de, ds, A, B, m, n, k, s, *skip);
+        int64_t open;
+        st = sparse_route(&done, &open, de, ds, A, B, m, n, k, s, *skip);
         if (st != MMP_STATUS_OK || done) goto copy;
     }
     if (cudaMalloc(&da, mk * 8) != cudaSuccess || cudaMalloc(&db, kn * 8) != cudaSuccess) {

@@ -42,8 +42,8 @@ static mmp_status device_excess(double **sub, double **sub_abs, const mmp_case *
     int none = 1;
     MMP_TRY(mmp_metrics_subnormal_excess_device(NULL, NULL, &none, da, (mmp_format)k->a_format, c->la, c->lda, db,
                                                 (mmp_format)k->b_format, c->lb, c->ldb, c->m, c->n, c->k, c->alpha,
-                                                NULL, o->device, 1));
-    if (none) return MMP_STATUS_OK;
+                                                skip, o->device, 1));
+    if (none) return MMP_STATUS_OK;   /* no subnormal, or no element whose bound it can change */
     size_t bytes = (size_t)(c->m * c->n) * sizeof(double);
     if (cudaMalloc((void **)sub, bytes) != cudaSuccess || cudaMalloc((void **)sub_abs, bytes) != cudaSuccess) {
         cudaGetLastError();

@@ -211,7 +211,8 @@ END_TEST
 /* The excess left out where it cannot matter (metrics_sub_cuda.cu's skip route) against
  * metrics_sub.c on wide data, three ways per format and layout: the elements' own |A||B| sums
  * (most excesses left out); those sums with every 97th set to 0 (a few elements need theirs:
- * summed one by one); all set to 0 (every element needs it: the DGEMMs). Every element is
+ * summed one by one); all set to 0 (every element needs it: the DGEMMs); and the count alone
+ * (no output) says "none" only where every element came out 0. Every element is
  * either the host's value to rounding, or 0 where the host's value leaves the bound, both
  * gammas' bounds and the rounding margin bit for bit unchanged. */
 START_TEST(excess_skip_matches_host)
@@ -270,6 +271,10 @@ START_TEST(excess_skip_matches_host)
             for (size_t x = 0; x < mn; x++) sv[x] = v == 2 || (v == 1 && x % 97 == 0) ? 0.0 : s[x];
             ck_assert_int_eq(cudaMemcpy(ds, sv, mn * 8, cudaMemcpyHostToDevice), cudaSuccess);
             mmp_metrics_excess_skip skip = {ds, dw, mmp_metrics_excess_rel(&bp)};
+            int none0 = -1;   /* the count alone: 1 when no element needs its excess */
+            ck_assert(mmp_metrics_subnormal_excess_device(NULL, NULL, &none0, da, f, c.la, c.lda, db, f, c.lb, c.ldb, m,
+                                                          n, k, c.alpha, &skip, 0, 1) == MMP_STATUS_OK);
+            ck_assert_msg(v == 0 || none0 == 0, "%s way %d: no element needs its excess?", mmp_format_name(f), v);
             int none = -1;
             ck_assert_msg(mmp_metrics_subnormal_excess_device(de, dsa, &none, da, f, c.la, c.lda, db, f, c.lb, c.ldb, m,
                                                               n, k, c.alpha, &skip, 0, 1) == MMP_STATUS_OK,
@@ -277,6 +282,9 @@ START_TEST(excess_skip_matches_host)
             ck_assert_int_eq(none, 0);
             ck_assert_int_eq(cudaMemcpy(ed, de, mn * 8, cudaMemcpyDeviceToHost), cudaSuccess);
             ck_assert_int_eq(cudaMemcpy(sd, dsa, mn * 8, cudaMemcpyDeviceToHost), cudaSuccess);
+            for (size_t x = 0; none0 && x < mn; x++)
+                ck_assert_msg(ed[x] == 0 && sd[x] == 0, "%s: 'none needed', yet element %zu has %a", mmp_format_name(f),
+                              x, ed[x]);
             for (size_t x = 0; x < mn; x++) {
                 if (fabs(eh[x] - ed[x]) <= 1e-13 * eh[x] && fabs(sh[x] - sd[x]) <= 1e-13 * sh[x]) {
                     summed[v] += eh[x] > 0;

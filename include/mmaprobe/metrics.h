@@ -151,7 +151,8 @@ double mmp_metrics_excess_rel(const mmp_metrics_bound *bp);
 /* The same for A and B on CUDA device `device` (e.g. a case's resident operands), the results
  * copied to the host arrays (out_on_device: excess and sub_abs are device arrays of M x N,
  * written there). *none = 1 (and excess, sub_abs untouched) when no element of A or B is
- * subnormal; excess NULL: only *none is computed. skip NULL: every element, as DGEMMs
+ * subnormal, or, with skip, when no element needs its excess (then every excess is 0 to the
+ * bounds); excess NULL: only *none is computed. skip NULL: every element, as DGEMMs
  * (metrics_sub_cuda.cu). With skip, a cap of each element's excess from its row's and column's
  * subnormal counts and largest magnitudes decides which elements need it; those, when few,
  * are summed one by one and the others get 0 (else DGEMMs as without skip).
