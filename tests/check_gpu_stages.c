@@ -152,6 +152,15 @@ START_TEST(damage_matches_host)
 }
 END_TEST
 
+/* 45 x 70 x 96 of wide data (subnormals in both operands), A and B in layout lay, alpha -0.75. */
+static void wide_case(mmp_case *c, const mmp_kernel_desc *k, int lay, uint64_t seed)
+{
+    mmp_case_init(c, k, 45, 70, 96, MMP_DIST_WIDE, seed);
+    c->la = c->lb = (mmp_layout)lay;
+    c->alpha = -0.75;
+    mmp_case_finish(c);
+}
+
 /* The subnormal excess as DGEMMs on the device equals metrics_sub.c's loops to rounding:
  * wide data (subnormals in both operands), both layouts, a negative alpha. */
 START_TEST(excess_matches_host)
@@ -162,10 +171,7 @@ START_TEST(excess_matches_host)
     ck_assert_int_eq(cudaSetDevice(0), cudaSuccess);
     for (int lay = 0; lay < 2; lay++) {
         mmp_case c;
-        mmp_case_init(&c, &k, 45, 70, 96, MMP_DIST_WIDE, mmp_check_seed + 3);
-        c.la = c.lb = (mmp_layout)lay;
-        c.alpha = -0.75;
-        mmp_case_finish(&c);
+        wide_case(&c, &k, lay, mmp_check_seed + 3);
         size_t sa = mmp_format_bytes(f, mmp_gemm_span(c.la, c.lda, c.m, c.k));
         size_t sb = mmp_format_bytes(f, mmp_gemm_span(c.lb, c.ldb, c.k, c.n));
         void *a = calloc(1, sa), *b = calloc(1, sb), *da, *db;
@@ -224,10 +230,7 @@ START_TEST(excess_skip_matches_host)
     int64_t left_out[3] = {0, 0, 0}, summed[3] = {0, 0, 0};
     for (int lay = 0; lay < 2; lay++) {
         mmp_case c;
-        mmp_case_init(&c, &kd, 45, 70, 96, MMP_DIST_WIDE, mmp_check_seed + 5);
-        c.la = c.lb = (mmp_layout)lay;
-        c.alpha = -0.75;
-        mmp_case_finish(&c);
+        wide_case(&c, &kd, lay, mmp_check_seed + 5);
         int64_t m = c.m, n = c.n, k = c.k;
         size_t sa = mmp_format_bytes(f, mmp_gemm_span(c.la, c.lda, m, k));
         size_t sb = mmp_format_bytes(f, mmp_gemm_span(c.lb, c.ldb, k, n));
