@@ -5,7 +5,8 @@
  * subnormal b_kj (a_ik normal) every i; the work is the number of subnormals times m or n, rows
  * of the output on every core (fixed blocks, so the sums are the same on any thread count), after
  * a count of the subnormals from the bits (usually none: then there is no excess) and one pass
- * that decodes |A| and |B| to binary64.
+ * that decodes |A| and |B| to binary64. mmp_metrics_subnormal_excess_needed asks first whether
+ * any element needs it at all (ref_excess_negligible: on bf16 and fp32 wide data none does).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -180,4 +181,44 @@ int64_t mmp_metrics_subnormal_count(const void *a, mmp_format f, mmp_layout l, i
     int64_t n = 0;
     for (int t = 0; t < MMP_PARALLEL_MAX_THREADS; t++) n += J.n[t];
     return n;
+}
+
+mmp_status mmp_metrics_subnormal_excess_needed(int *needed, const void *a, mmp_format fa, mmp_layout la, int64_t lda,
+                                               const void *b, mmp_format fb, mmp_layout lb, int64_t ldb, int64_t m,
+                                               int64_t n, int64_t k, double alpha, const mmp_metrics_excess_skip *skip)
+{
+    const mmp_format_info *ia = mmp_format_get_info(fa), *ib = mmp_format_get_info(fb);
+    if (!needed || !a || !b || !skip || !skip->s || !skip->want || !ia || !ib || m <= 0 || n <= 0 || k <= 0)
+        return MMP_ERR(MMP_STATUS_INVALID, "subnormal excess needed: bad arguments");
+    *needed = 1;
+    if (!ia->is_float || !ib->is_float) { *needed = 0; return MMP_STATUS_OK; }
+    double *ca = calloc((size_t)(2 * m + 2 * n), sizeof *ca);
+    if (!ca) return MMP_ERR(MMP_STATUS_NO_MEMORY, "subnormal excess needed: out of memory");
+    double *ma = ca + m, *cb = ma + m, *mb = cb + n;   /* rows of A: count, max |a|; columns of B: count, max b^ */
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t q = 0; q < k; q++) {
+            double x = mmp_format_load(a, mmp_gemm_index(la, lda, i, q), fa);
+            if (x == 0 || !isfinite(x)) continue;
+            ca[i] += fabs(x) < ia->min_normal;
+            ma[i] = fmax(ma[i], fabs(x));
+        }
+    for (int64_t q = 0; q < k; q++)
+        for (int64_t j = 0; j < n; j++) {
+            double y = mmp_format_load(b, mmp_gemm_index(lb, ldb, q, j), fb);
+            if (y == 0 || !isfinite(y)) continue;
+            int sub = fabs(y) < ib->min_normal;
+            cb[j] += sub;
+            mb[j] = fmax(mb[j], sub ? ib->min_normal : fabs(y));
+        }
+    *needed = 0;
+    for (int64_t i = 0; i < m && !*needed; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double cap = ref_excess_cap(fabs(alpha), ca[i], ia->min_normal, ma[i], cb[j], ib->min_normal, mb[j]);
+            if (!ref_excess_negligible(cap, skip->s[i * n + j], skip->want[i * n + j], skip->rel)) {
+                *needed = 1;
+                break;
+            }
+        }
+    free(ca);
+    return MMP_STATUS_OK;
 }

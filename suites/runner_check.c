@@ -119,10 +119,12 @@ void mmp_check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *ref,
 }
 
 /* The subnormal-factor excess and sub_abs (M x N, *sub and *sub_abs malloc'ed), or NULL with
- * neither when no input is subnormal (the usual case: counted from the bits first) or memory
- * runs out. Resident operands: the DGEMMs on the device, else (or if that fails) host loops. */
+ * neither when no input is subnormal (the usual case: counted from the bits first), when no
+ * element's bound can change by it (mmp_metrics_subnormal_excess_needed, from the reference's
+ * |A||B| and exact values) or memory runs out. Resident operands: the DGEMMs on the device,
+ * else (or if that fails) host loops. */
 static const double *subnormal_excess(double **sub, double **sub_abs, const mmp_case *c, const mmp_buffer *ops,
-                                      const mmp_runner_options *o)
+                                      const mmp_runner_options *o, const mmp_ref *ref, const mmp_metrics_input *in)
 {
     const mmp_kernel_desc *k = c->kernel;
     mmp_format fa = (mmp_format)k->a_format, fb = (mmp_format)k->b_format;
@@ -131,6 +133,15 @@ static const double *subnormal_excess(double **sub, double **sub_abs, const mmp_
     if (mmp_metrics_subnormal_count(a, fa, c->la, c->lda, c->m, c->k) == 0 &&
         mmp_metrics_subnormal_count(b, fb, c->lb, c->ldb, c->k, c->n) == 0)
         return NULL;
+    if (ref && ref->absdot && ref->exact) {
+        mmp_metrics_bound bp;
+        mmp_metrics_bound_init(&bp, in);
+        mmp_metrics_excess_skip skip = {ref->absdot, ref->exact, mmp_metrics_excess_rel(&bp)};
+        int needed = 1;
+        if (mmp_metrics_subnormal_excess_needed(&needed, a, fa, c->la, c->lda, b, fb, c->lb, c->ldb, c->m, c->n, c->k,
+                                                c->alpha, &skip) == MMP_STATUS_OK && !needed)
+            return NULL;
+    }
     size_t mn = (size_t)(c->m * c->n);
     *sub = malloc(mn * sizeof **sub);
     *sub_abs = malloc(mn * sizeof **sub_abs);
@@ -160,7 +171,7 @@ static void check_output(mmp_case_result *r, const mmp_case *c, const mmp_ref *r
     mmp_metrics_input in;
     mmp_check_input_init(&in, r, c, ref, got, o);
     /* products with a subnormal factor (metrics.h: the bound's subnormal excess) */
-    in.sub_excess = subnormal_excess(sub, sub_abs, c, ops, o);
+    in.sub_excess = subnormal_excess(sub, sub_abs, c, ops, o, ref, &in);
     mmp_alt_in ax;
     mmp_check_alt_init(&ax, c, mmp_buffer_filled(ops ? &ops[0] : NULL), mmp_buffer_filled(ops ? &ops[1] : NULL),
                        mmp_buffer_filled(ops ? &ops[2] : NULL));

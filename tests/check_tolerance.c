@@ -160,7 +160,9 @@ END_TEST
  * float format, every element's excess and sub_abs (metrics_sub.c) are at most its cap, and
  * wherever the rule leaves the excess out, 0 in its place gives the same bound for both
  * gammas, the same rounding margin and the same flush test, bit for bit. Both kinds of element
- * must occur: excesses left out although non-zero, and excesses that count. */
+ * must occur: excesses left out although non-zero, and excesses that count; and
+ * mmp_metrics_subnormal_excess_needed says "needed" exactly when some element is open (bf16
+ * and fp32 wide data: none; fp16 and e4m3: some). */
 START_TEST(test_excess_cap_and_skip)
 {
     static const mmp_format fmts[] = {MMP_FORMAT_BF16, MMP_FORMAT_FP16, MMP_FORMAT_FP32, MMP_FORMAT_E4M3};
@@ -192,7 +194,8 @@ START_TEST(test_excess_cap_and_skip)
         mmp_metrics_bound_init(&bp, &in);
         double rel = mmp_metrics_excess_rel(&bp);
         ck_assert(rel > 0 && rel <= 0x1p-56);
-        int64_t skipped = 0, kept = 0;
+        int64_t skipped = 0, kept = 0, open = 0;
+        double *sv = malloc((size_t)(m * n) * 8), *wv = malloc((size_t)(m * n) * 8);
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
                 double cnt_a = 0, max_a = 0, cnt_b = 0, max_bh = 0, ab = 0, want = 0;
@@ -210,10 +213,12 @@ START_TEST(test_excess_cap_and_skip)
                 double cap = ref_excess_cap(fabs(c.alpha), cnt_a, min, max_a, cnt_b, min, max_bh);
                 double e = ex[i * n + j], sab = sx[i * n + j], s = ref_absbound_one(ab, (double)k, fabs(c.alpha), 0, 0);
                 want *= c.alpha;
+                sv[i * n + j] = s;
+                wv[i * n + j] = want;
                 ck_assert_msg(e <= cap * (1 + 0x1p-40) && sab <= cap * (1 + 0x1p-40),
                               "%s (%lld, %lld): excess %a sub_abs %a above the cap %a", mmp_format_name(f),
                               (long long)i, (long long)j, e, sab, cap);
-                if (!ref_excess_negligible(cap, s, want, rel)) { kept += e > 0; continue; }
+                if (!ref_excess_negligible(cap, s, want, rel)) { kept += e > 0; open++; continue; }
                 skipped += e > 0;
                 if (!isfinite(want)) continue;
                 for (int g = 0; g < 2; g++) {
@@ -227,7 +232,17 @@ START_TEST(test_excess_cap_and_skip)
             }
         skipped_total += skipped;
         kept_total += kept;
-        free(a); free(b); free(ex); free(sx);
+        /* the host's question before any excess is summed: needed iff an element is open */
+        mmp_metrics_excess_skip skip = {sv, wv, rel};
+        int needed = -1;
+        ck_assert(mmp_metrics_subnormal_excess_needed(&needed, a, f, c.la, c.lda, b, f, c.lb, c.ldb, m, n, k, c.alpha,
+                                                      &skip) == MMP_STATUS_OK);
+        ck_assert_msg(needed == (open > 0), "%s: needed %d with %lld open elements", mmp_format_name(f), needed,
+                      (long long)open);
+        if (f == MMP_FORMAT_BF16 || f == MMP_FORMAT_FP32) ck_assert_msg(!needed, "%s wide data needs its excess?",
+                                                                         mmp_format_name(f));
+        else ck_assert(needed);
+        free(a); free(b); free(ex); free(sx); free(sv); free(wv);
     }
     ck_assert_msg(skipped_total > 1000 && kept_total > 100, "weak test: %lld excesses left out, %lld kept",
                   (long long)skipped_total, (long long)kept_total);

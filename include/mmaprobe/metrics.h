@@ -148,6 +148,13 @@ typedef struct mmp_metrics_excess_skip {
  * 0 (skip only elements without a subnormal factor) when a gamma is not finite and positive. */
 double mmp_metrics_excess_rel(const mmp_metrics_bound *bp);
 
+/* Whether any element needs its excess, by the rule of mmp_metrics_excess_skip (s and want
+ * host arrays here): *needed = 0 when every element's excess may be left out (the bounds are
+ * then those of no excess, bit for bit), 1 otherwise. One pass over A, B and the elements. */
+mmp_status mmp_metrics_subnormal_excess_needed(int *needed, const void *a, mmp_format fa, mmp_layout la, int64_t lda,
+                                               const void *b, mmp_format fb, mmp_layout lb, int64_t ldb, int64_t m,
+                                               int64_t n, int64_t k, double alpha, const mmp_metrics_excess_skip *skip);
+
 /* The same for A and B on CUDA device `device` (e.g. a case's resident operands), the results
  * copied to the host arrays (out_on_device: excess and sub_abs are device arrays of M x N,
  * written there). *none = 1 (and excess, sub_abs untouched) when no element of A or B is
