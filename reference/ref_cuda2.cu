@@ -17,7 +17,7 @@
  *              256 MB each instead of 512 MB of binary64); they stay resident to the end.
  *   2. decode  A -> a64 (row-major M x K), B -> b64 (column-major): exact (mmp_format_hd_load).
  *   3. prepare per row of A / column of B (v2_stats_kernel, one block each): ref_plan.h's
- *              statistics (scale exponent, non-finite count, sum |.|, and for 1..8 slices the
+ *              statistics (scale exponent, non-finite count, sum |.|, and for 1..12 slices the
  *              sums of the slices and the count and largest of the remainders), and plain
  *              double estimates of 2048 sampled elements (v2_sample_kernel). These O(n) vectors
  *              come to the host, which makes the plan (ref_plan_make, as the CPU path does): the
@@ -261,8 +261,8 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
     MMP_TRY(dalloc(g, &g->ea, m)); MMP_TRY(dalloc(g, &g->fb, n)); MMP_TRY(dalloc(g, &g->bada, m));
     MMP_TRY(dalloc(g, &g->badb, n)); MMP_TRY(dalloc(g, &g->va, m)); MMP_TRY(dalloc(g, &g->vb, n));
     trace("prepare allocs");
-    v2_stats_kernel<<<(unsigned)m, 256>>>(g->a64, k, beta, g->va, g->ea, g->bada);
-    v2_stats_kernel<<<(unsigned)n, 256>>>(g->b64, k, beta, g->vb, g->fb, g->badb);
+    v2_stats_kernel<<<(unsigned)m, V2_STATS_THREADS>>>(g->a64, k, beta, g->va, g->ea, g->bada);
+    v2_stats_kernel<<<(unsigned)n, V2_STATS_THREADS>>>(g->b64, k, beta, g->vb, g->fb, g->badb);
     MMP_CUDA_CHECK(cudaGetLastError());
     trace("stats kernels");
     ref_sample smp[REF_NSAMPLE];
@@ -646,3 +646,27 @@ extern "C" mmp_status ref_cuda2_upload(void **dev, const void *host, mmp_format 
 }
 
 extern "C" void ref_cuda2_free(void *dev) { cudaFree(dev); }
+
+/* The statistics of `rows` contiguous vectors of length len (host x) computed by v2_stats_kernel,
+ * into out[rows] (host), for tests against ref_vstats_pass1/_pass2 (ref_plan.h). */
+extern "C" mmp_status ref_cuda2_vstats(ref_vstats *out, const double *x, int64_t rows, int64_t len, int beta)
+{
+    double *dx = NULL;
+    ref_vstats *dv = NULL;
+    int *de = NULL;
+    unsigned char *db = NULL;
+    mmp_status st = MMP_STATUS_OK;
+    size_t bytes = (size_t)(rows * len) * sizeof(double);
+    if (cudaMalloc((void **)&dx, bytes ? bytes : 1) != cudaSuccess || cudaMalloc((void **)&dv, rows * sizeof *dv) != cudaSuccess ||
+        cudaMalloc((void **)&de, rows * sizeof *de) != cudaSuccess || cudaMalloc((void **)&db, (size_t)rows) != cudaSuccess)
+        st = MMP_ERR(MMP_STATUS_CUDA, "reference: cannot allocate the statistics' test buffers");
+    if (st == MMP_STATUS_OK && cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+        st = MMP_ERR(MMP_STATUS_CUDA, "reference: cannot upload the statistics' test vectors");
+    if (st == MMP_STATUS_OK && rows > 0) {
+        v2_stats_kernel<<<(unsigned)rows, V2_STATS_THREADS>>>(dx, len, beta, dv, de, db);
+        if (cudaGetLastError() != cudaSuccess || cudaMemcpy(out, dv, rows * sizeof *dv, cudaMemcpyDeviceToHost) != cudaSuccess)
+            st = MMP_ERR(MMP_STATUS_CUDA, "reference: the statistics kernel failed");
+    }
+    cudaFree(dx); cudaFree(dv); cudaFree(de); cudaFree(db);
+    return st;
+}

@@ -4,7 +4,7 @@
  * model, ref_v2_host.c); the block reductions and the list compaction here compute what
  * ref_v2_stats_serial and the model's build_list do serially. Every index is int64 (8192^2
  * elements and more); grids are 1-D with at most (count + 255) / 256 blocks (count <= 2^37:
- * ref_cuda2.cu checks) or one block of 256 per row of A / column of B (<= INT32_MAX). */
+ * ref_cuda2.cu checks) or one block per row of A / column of B (<= INT32_MAX). */
 #ifndef MMAPROBE_REF_CUDA2_KERN_CUH
 #define MMAPROBE_REF_CUDA2_KERN_CUH
 
@@ -24,62 +24,104 @@ __global__ void v2_decode_kernel(T *dst, const void *src, mmp_format_hd f, int l
     dst[x] = (T)(absval ? fabs(v) : v);
 }
 
-/* ref_vstats fields of t into s across a warp (lane 0 ends with the warp's statistics). */
-__device__ void v2_vstats_warp(ref_vstats *s)
-{
-    for (int off = 16; off > 0; off /= 2) {
-        ref_vstats t;
-        t.e = s->e;
-        t.n_bad = __shfl_down_sync(0xffffffffu, s->n_bad, off);
-        t.sum = __shfl_down_sync(0xffffffffu, s->sum, off);
-#pragma unroll
-        for (int q = 0; q <= REF_SMAX; q++) {
-            t.ssum[q] = __shfl_down_sync(0xffffffffu, s->ssum[q], off);
-            t.rmax[q] = __shfl_down_sync(0xffffffffu, s->rmax[q], off);
-            t.cnt[q] = __shfl_down_sync(0xffffffffu, s->cnt[q], off);
-        }
-        ref_vstats_merge(s, &t);
-    }
-}
-
 /* Per vector (a row of A in a64, a column of B in b64: contiguous, length len), one block of
- * 256 threads each: ref_plan.h's statistics (the two passes of ref_vstats_*, merged over the
- * block; sums in any order: the plan's factor 1 + 2 len u covers len nonnegative roundings),
- * with the scale exponent and the non-finite flag also into e_out and bad. */
-__global__ void __launch_bounds__(256, 2) v2_stats_kernel(const double *x, int64_t len, int beta, ref_vstats *out, int *e_out, unsigned char *bad)
+ * V2_STATS_THREADS: ref_plan.h's statistics, the same fields as ref_vstats_pass1/_pass2 entry by
+ * entry (sums in any order: the plan's factor 1 + 2 len u covers len nonnegative roundings),
+ * with the scale exponent and the non-finite flag also into e_out and bad.
+ * Pass 2 as ref_vstats_pass2_vector: an entry's leading slices (ref_zero_slices: digit 0, the
+ * entry as the remainder) only count it and raise the remainder's maximum, so it records its
+ * count z there (lmax[z]) and the first slice after which its remainder is 0 (ends[q]); its few
+ * digits then run from slice z + 1 in every lane together (on wide data the lanes' z differ).
+ * Each thread's fields lie in shared memory, one column per thread (indexed by the slice: in
+ * registers that index would put them in local memory); the block merges the columns and
+ * turns counts of endings into counts of nonzero remainders. */
+#define V2_STATS_THREADS 128
+__global__ void __launch_bounds__(V2_STATS_THREADS) v2_stats_kernel(const double *x, int64_t len, int beta,
+                                                                  ref_vstats *out, int *e_out, unsigned char *bad)
 {
-    __shared__ ref_vstats sw[8];
-    __shared__ double smax[8];
-    __shared__ int se;
+    enum { T = V2_STATS_THREADS, W = V2_STATS_THREADS / 32 };
+    __shared__ double ssum[REF_SMAX][T], rmax[REF_SMAX][T], lmax[REF_SMAX][T];
+    __shared__ int ends[REF_SMAX][T];
+    __shared__ double wmax[W], wsum[W], col_ss[REF_SMAX], col_rm[REF_SMAX], col_lm[REF_SMAX];
+    __shared__ int wbad[W], wnz[W], col_end[REF_SMAX], se;
     const double *v = x + (int64_t)blockIdx.x * len;
     int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    ref_vstats s;
-    ref_vstats_zero(&s);
-    for (int64_t k = t; k < len; k += blockDim.x) ref_vstats_pass1(&s, v[k]);
-    double mx = s.rmax[0];
-    for (int off = 16; off > 0; off /= 2) mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, off));
-    if (lane == 0) smax[warp] = mx;
+    /* pass 1 (ref_vstats_pass1): maximum, non-finite count, sum */
+    double mx = 0.0, sum = 0.0;
+    int nbad = 0;
+    for (int64_t k = t; k < len; k += T) {
+        double a = fabs(v[k]);
+        if (!isfinite(a)) { nbad++; continue; }
+        mx = fmax(mx, a);
+        sum += a;
+    }
+    for (int off = 16; off > 0; off /= 2) {
+        mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, off));
+        sum += __shfl_down_sync(0xffffffffu, sum, off);
+        nbad += __shfl_down_sync(0xffffffffu, nbad, off);
+    }
+    if (lane == 0) { wmax[warp] = mx; wsum[warp] = sum; wbad[warp] = nbad; }
+    for (int q = 0; q < REF_SMAX; q++) { ssum[q][t] = 0.0; rmax[q][t] = 0.0; lmax[q][t] = 0.0; ends[q][t] = 0; }
     __syncthreads();
     if (t == 0) {
-        ref_vstats m0;
-        ref_vstats_zero(&m0);
-        for (int w = 0; w < 8; w++) m0.rmax[0] = fmax(m0.rmax[0], smax[w]);
-        ref_vstats_scale(&m0, beta);
-        se = m0.e;
+        for (int w = 1; w < W; w++) wmax[0] = fmax(wmax[0], wmax[w]);
+        se = ref_scale_exp(wmax[0], beta);   /* ref_vstats_scale */
     }
     __syncthreads();
-    int E = se;
-    for (int64_t k = t; k < len; k += blockDim.x) ref_vstats_pass2(&s, v[k], E, beta);
-    v2_vstats_warp(&s);
-    if (lane == 0) sw[warp] = s;
+    const int E = se;
+    int nz = 0;   /* finite nonzero entries: each has a nonzero remainder after slice 1 .. its end */
+    for (int64_t k = t; k < len; k += T) {
+        double r = v[k];
+        if (!isfinite(r) || r == 0.0) continue;
+        nz++;
+        int z = ref_zero_slices(r, E, beta);
+        if (z > REF_SMAX) z = REF_SMAX;
+        if (z > 0) lmax[z - 1][t] = fmax(lmax[z - 1][t], fabs(r));
+        int q = z + 1;
+        for (; q <= REF_SMAX && r != 0.0; q++) {   /* ref_vstats_step */
+            double qs = ref_digit(ref_scale(r, beta * q - E), beta);
+            if (qs != 0.0) {
+                double piece = ref_scale(qs, E - beta * q);
+                ssum[q - 1][t] += fabs(piece);
+                r -= piece;
+            }
+            if (r != 0.0) rmax[q - 1][t] = fmax(rmax[q - 1][t], fabs(r));
+        }
+        if (r == 0.0) ends[q - 2][t]++;   /* zero after slice q - 1 and every later one */
+    }
+    for (int off = 16; off > 0; off /= 2) nz += __shfl_down_sync(0xffffffffu, nz, off);
+    if (lane == 0) wnz[warp] = nz;
+    __syncthreads();
+    if (t < REF_SMAX) {   /* one slice's column totals */
+        double a = 0.0, b = 0.0, c = 0.0;
+        int e = 0;
+        for (int u = 0; u < T; u++) {
+            a += ssum[t][u]; b = fmax(b, rmax[t][u]); c = fmax(c, lmax[t][u]); e += ends[t][u];
+        }
+        col_ss[t] = a; col_rm[t] = b; col_lm[t] = c; col_end[t] = e;
+    }
     __syncthreads();
     if (t == 0) {
-        ref_vstats r = sw[0];
-        for (int w = 1; w < 8; w++) ref_vstats_merge(&r, &sw[w]);
-        r.e = E;
-        out[blockIdx.x] = r;
+        ref_vstats o;
+        ref_vstats_zero(&o);
+        o.e = E;
+        o.rmax[0] = wmax[0];
+        int nzt = 0;
+        for (int w = 0; w < W; w++) { o.sum += wsum[w]; o.n_bad += wbad[w]; nzt += wnz[w]; }
+        double lead = 0.0;   /* the largest entry whose slices 1 .. q are all 0 */
+        for (int q = REF_SMAX; q >= 1; q--) {
+            lead = fmax(lead, col_lm[q - 1]);
+            o.ssum[q] = col_ss[q - 1];
+            o.rmax[q] = fmax(col_rm[q - 1], lead);
+        }
+        int ended = 0;
+        for (int q = 1; q <= REF_SMAX; q++) {
+            ended += col_end[q - 1];
+            o.cnt[q] = nzt - ended;
+        }
+        out[blockIdx.x] = o;
         e_out[blockIdx.x] = E;
-        bad[blockIdx.x] = (unsigned char)(r.n_bad > 0);
+        bad[blockIdx.x] = (unsigned char)(o.n_bad > 0);
     }
 }
 

@@ -255,15 +255,23 @@ REF_HD int ref_zero_slices(double v, int E, int beta)
  * slices, the return value the remainder after S. E comes from ref_scale_exp of the vector's
  * maximum (or any larger E). Non-finite values split as 0 (their rows/columns are flagged and
  * go to MPFR). */
+/* Slice s of ref_split for the remainder *r: its digit, with *r updated (zero: the entry's
+ * ref_zero_slices, or S for a zero entry). Callers that store the digits elsewhere (int8
+ * planes) take the same steps through this function. */
+REF_HD double ref_split_step(double *r, int s, int zero, int E, int beta)
+{
+    double qs = *r != 0.0 && s > zero ? ref_digit(ref_scale(*r, beta * s - E), beta) : 0.0;
+    if (qs != 0.0) *r -= ref_scale(qs, E - beta * s);
+    return qs;
+}
+
 REF_HD double ref_split(double v, int E, int beta, int S, double *q, size_t qstride, double *rem_last)
 {
     double r = isfinite(v) ? v : 0.0;
     int zero = r != 0.0 ? ref_zero_slices(r, E, beta) : S;
     for (int s = 1; s <= S; s++) {
         if (s == S) *rem_last = r;
-        double qs = r != 0.0 && s > zero ? ref_digit(ref_scale(r, beta * s - E), beta) : 0.0;
-        q[(size_t)(s - 1) * qstride] = qs;
-        if (qs != 0.0) r -= ref_scale(qs, E - beta * s);
+        q[(size_t)(s - 1) * qstride] = ref_split_step(&r, s, zero, E, beta);
     }
     return r;
 }

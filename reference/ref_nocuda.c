@@ -3,6 +3,7 @@
  * reference/CMakeLists.txt leaves this file out. */
 #include "mmaprobe/metrics.h"
 #include "ref_internal.h"
+#include "ref_plan.h"
 
 mmp_status ref_cuda2_run(mmp_ref_result *r, const void *a, const void *b, const void *c, const mmp_gemm *g,
                          const mmp_ref_options *o, int threads)
@@ -26,6 +27,12 @@ mmp_status ref_cuda2_upload(void **dev, const void *host, mmp_format f, mmp_layo
 }
 
 void ref_cuda2_free(void *dev) { (void)dev; }
+
+mmp_status ref_cuda2_vstats(ref_vstats *out, const double *x, int64_t rows, int64_t len, int beta)
+{
+    (void)out; (void)x; (void)rows; (void)len; (void)beta;
+    return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: this build has no CUDA (MMP_ENABLE_CUDA=OFF)");
+}
 
 mmp_status ref_cuda_time_dgemm(double *seconds, int64_t m, int64_t n, int64_t k, int device)
 {

@@ -229,6 +229,11 @@ typedef struct ref_sample {
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The same statistics (both passes, the scale exponent from the maximum) of `rows` contiguous
+ * vectors of length len on the device (ref_cuda2.cu's v2_stats_kernel), host in and out: for
+ * tests. ref_nocuda.c: MMP_STATUS_UNSUPPORTED. */
+mmp_status ref_cuda2_vstats(ref_vstats *out, const double *x, int64_t rows, int64_t len, int beta);
+
 /* The sampled positions (fixed for m, n): returns how many (at most REF_NSAMPLE). */
 int ref_plan_samples(ref_sample *s, int64_t m, int64_t n);
 /* Plain double estimates for the samples from a64 (row-major M x K) and b64 (column-major). */

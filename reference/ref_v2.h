@@ -143,28 +143,36 @@ REF_HD void ref_v2_accumulate_imma_one(double *h, double *l, double *err, const 
     int64_t i = x / n, j = x % n;
     double hh = 0.0, ll = 0.0, ee = 0.0;
     if (!b->first) { hh = h[x]; ll = l[x]; ee = err[x]; }
-    for (int q = 0; q < b->count;) {
-        int L = b->level[q];
-        int64_t sum = 0;
-        for (; q < b->count && b->level[q] == L; q++) sum += b->plane[q][i * b->ld + j];
-        int ex = ea[i] + fb[j] - b->beta * L;
-        if (ex < -1022 || ex > 970) { ee = INFINITY; continue; }
-        ref_acc(&hh, &ll, &ee, (double)sum * ref_pow2(ex));
+    int64_t sum = 0;
+    /* unrolled: constant indices into the batch, so that a kernel reads it from its parameters
+     * (a runtime index makes a local copy of the whole batch per thread) */
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int q = 0; q < REF_IMMA_BATCH; q++) {
+        if (q >= b->count) break;
+        sum += b->plane[q][i * b->ld + j];
+        if (q + 1 < b->count && q + 1 < REF_IMMA_BATCH && b->level[q + 1] == b->level[q]) continue;
+        int ex = ea[i] + fb[j] - b->beta * b->level[q];   /* the level's last plane: its sum */
+        if (ex < -1022 || ex > 970) ee = INFINITY;
+        else ref_acc(&hh, &ll, &ee, (double)sum * ref_pow2(ex));
+        sum = 0;
     }
     h[x] = hh; l[x] = ll; err[x] = ee;
 }
 
 /* The int8 slices of entry x of a contiguous vector (length len, scale e) into its row of
  * S kp entries (ref_imma_slot); 0 when a slice is not an integer in [-128, 127] (never, by
- * ref_plan.h's argument: the host model checks it). */
+ * ref_plan.h's argument: the host model checks it). ref_split's steps, each digit stored as it
+ * comes (no array of digits: on the device a runtime-indexed array lives in local memory). */
 REF_HD int ref_v2_slice8_one(int8_t *row, double v, int e, int beta, int S, int64_t kp, int reversed, int64_t kk)
 {
-    double q[REF_SMAX], last;
-    ref_split(v, e, beta, S, q, 1, &last);
-    int ok = 1;
+    double r = isfinite(v) ? v : 0.0;
+    int zero = r != 0.0 ? ref_zero_slices(r, e, beta) : S, ok = 1;
     for (int s = 1; s <= S; s++) {
-        ok &= q[s - 1] == trunc(q[s - 1]) && q[s - 1] >= -128.0 && q[s - 1] <= 127.0;
-        row[ref_imma_slot(s, S, kp, reversed) + kk] = (int8_t)q[s - 1];
+        double q = ref_split_step(&r, s, zero, e, beta);
+        ok &= q == trunc(q) && q >= -128.0 && q <= 127.0;
+        row[ref_imma_slot(s, S, kp, reversed) + kk] = (int8_t)q;
     }
     return ok;
 }

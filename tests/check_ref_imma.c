@@ -107,6 +107,46 @@ START_TEST(slices_fit_int8)
 }
 END_TEST
 
+/* ref_v2_slice8_one (the int8 planes' slicing, digit by digit into the planes) stores
+ * ref_split's digits, bit for bit, at ref_imma_slot's places and nowhere else, in both orders:
+ * values of 8 to 53 significant bits (53: more digits than any format of the int8 route has)
+ * spread over up to 300 binades below the scale (subnormals among them), zeros, NaN and Inf,
+ * any S. */
+START_TEST(slice8_one_as_split)
+{
+    rs = mmp_check_seed * 2862933555777941757ull + 23;
+    int tail = 0;
+    for (int t = 0; t < 60000; t++) {
+        static const int bits[] = {8, 11, 24, 26, 53};
+        int p = bits[rnd64() % 5], kind = (int)(rnd64() % 40);
+        double v = ldexp(floor(ldexp(0.5 + 0.5 * urand(), p)), -p);   /* p significant bits */
+        v = ldexp(v, 40 - (int)(rnd64() % 300)) * ((rnd64() & 1) ? -1 : 1);
+        if (kind == 0) v = 0.0;
+        if (kind == 1) v = NAN;
+        if (kind == 2) v = -INFINITY;
+        int e = 40 + 2 + (int)(rnd64() % 3), S = 1 + (int)(rnd64() % REF_SMAX), rev = (int)(rnd64() & 1);
+        double q[REF_SMAX], last;
+        ref_split(v, e, REF_IMMA_BETA, S, q, 1, &last);
+        enum { KP = 3 };
+        int8_t row[REF_SMAX * KP];
+        memset(row, 0x5a, sizeof row);
+        int ok = ref_v2_slice8_one(row, v, e, REF_IMMA_BETA, S, KP, rev, 1);
+        ck_assert_msg(ok, "v %a E %d S %d: a slice outside [-128, 127]", v, e, S);
+        int nz = 0;
+        for (int s = 1; s <= S; s++) {
+            int8_t got = row[ref_imma_slot(s, S, KP, rev) + 1];
+            ck_assert_msg(got == (int8_t)q[s - 1], "v %a E %d S %d rev %d slice %d: %d, ref_split %g", v, e, S, rev, s,
+                          (int)got, q[s - 1]);
+            nz = q[s - 1] != 0.0 ? s : nz;
+        }
+        if (isfinite(v) && v != 0.0 && nz - ref_zero_slices(v, e, REF_IMMA_BETA) > 6) tail++;
+        for (int x = 0; x < REF_SMAX * KP; x++)   /* nothing else written */
+            if (x % KP != 1 || x / KP >= S) ck_assert_msg(row[x] == 0x5a, "v %a S %d: slot %d written", v, S, x);
+    }
+    ck_assert_msg(tail > 0, "no value had more than 6 digits: the test misses long digit strings");
+}
+END_TEST
+
 /* ref_vstats_pass2_vector equals ref_vstats_pass2 entry by entry, bit for bit, on vectors of
  * entries spread over up to 1100 binades below the maximum (subnormals included), with zeros,
  * NaN and Inf, at 8 bits and 22, at the vector's scale and above it. */
@@ -351,6 +391,7 @@ static Suite *ref_imma_suite(void)
     TCase *t = tcase_create("int8_route");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, slices_fit_int8);
+    tcase_add_test(t, slice8_one_as_split);
     tcase_add_test(t, vstats_vector_same);
     tcase_add_test(t, jobs_cover_pairs);
     tcase_add_loop_test(t, model_every_kind, 0, 6);
