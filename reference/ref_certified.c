@@ -15,6 +15,9 @@
  *  3. Exact slice products. P_st = Q^A_s Q^B_t (DGEMM on the integer slices). Every partial
  *     sum, in any order, with or without FMA, is an integer of magnitude
  *     <= K 2^(2 beta - 2) <= 2^(L + 2 beta - 2) <= 2^53: representable, so the DGEMM is EXACT.
+ *     Where beta leaves room (g K 2^(2 beta - 2) <= 2^53, g >= 2: K = 1024 at 22 bits), g pairs
+ *     of one level are summed in the same array (DGEMM with beta = 1), exact by the same
+ *     argument, and accumulated (step 6) once.
  *  4. Exact terms. (AB)_ij = sum_{s,t} P_st(i,j) 2^(E_i + F_j - beta (s + t)) + R_ij; each
  *     term is a double times a power of two with exponent in [-1022, 970] (checked per
  *     element; otherwise MPFR), hence exact.
@@ -258,21 +261,30 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
     double *p = st == MMP_STATUS_OK ? ref_big_alloc((size_t)m * n * sizeof(double), 0) : NULL;
     if (st == MMP_STATUS_OK && !p) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
     size_t mk = (size_t)m * k, kn = (size_t)k * n;
-    for (int lvl = 2; st == MMP_STATUS_OK && lvl <= c.levels; lvl++)   /* largest weights first */
-        for (int s = 1; s <= c.sa; s++) {
+    /* step 3: g pairs of one level summed in one product array stay exact (g K 2^(2 beta - 2)
+     * <= 2^53), so they are accumulated once */
+    double room = ldexp(1.0, 55 - 2 * c.beta) / (double)k;
+    int group = room >= REF_SMAX_DGEMM ? REF_SMAX_DGEMM : (room >= 1.0 ? (int)room : 1);
+    for (int lvl = 2; st == MMP_STATUS_OK && lvl <= c.levels; lvl++) {   /* largest weights first */
+        int in = 0, last = c.sa < lvl - 1 ? c.sa : lvl - 1;
+        for (int s = 1; s <= last; s++) {
             int t = lvl - s;
             if (t < 1 || t > c.sb) continue;
             double t1 = mmp_clock_now();
             /* row-major P = column-major P^T = Qb^T Qa^T (Qa row-major is Qa^T column-major) */
             cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)n, (int)m, (int)k, 1.0,
-                        c.qb + (size_t)(t - 1) * kn, (int)k, c.qa + (size_t)(s - 1) * mk, (int)k, 0.0, p, (int)n);
+                        c.qb + (size_t)(t - 1) * kn, (int)k, c.qa + (size_t)(s - 1) * mk, (int)k, in ? 1.0 : 0.0, p,
+                        (int)n);
             r->n_gemms++;
+            r->time.gemm_s += mmp_clock_now() - t1;
+            if (++in < group && s < last) continue;
             double t2 = mmp_clock_now();
             acc_job aj = {&c, p, c.beta * lvl};
             mmp_parallel_for(d->threads, m, 8, accumulate_rows, &aj);
-            r->time.gemm_s += t2 - t1;
             r->time.combine_s += mmp_clock_now() - t2;
+            in = 0;
         }
+    }
     ref_big_free(p);
     if (st == MMP_STATUS_OK) st = ref_cert_finish(&c);
     ref_cert_free(&c);
