@@ -30,8 +30,9 @@ __global__ void v2_decode_kernel(T *dst, const void *src, mmp_format_hd f, int l
  * with the scale exponent and the non-finite flag also into e_out and bad.
  * Pass 2 as ref_vstats_pass2_vector: an entry's leading slices (ref_zero_slices: digit 0, the
  * entry as the remainder) only count it and raise the remainder's maximum, so it records its
- * count z there (lmax[z]) and the first slice after which its remainder is 0 (ends[q]); its few
- * digits then run from slice z + 1 in every lane together (on wide data the lanes' z differ).
+ * magnitude at its count z of them (lmax, row z - 1) and the first slice after which its
+ * remainder is 0 (ends); its few digits run from slice z + 1 in every lane together (on wide
+ * data the lanes' z differ).
  * Each thread's fields lie in shared memory, one column per thread (indexed by the slice: in
  * registers that index would put them in local memory); the block merges the columns and
  * turns counts of endings into counts of nonzero remainders. */
