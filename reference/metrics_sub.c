@@ -199,14 +199,14 @@ mmp_status mmp_metrics_subnormal_excess_needed(int *needed, const void *a, mmp_f
         for (int64_t q = 0; q < k; q++) {
             double x = mmp_format_load(a, mmp_gemm_index(la, lda, i, q), fa);
             if (x == 0 || !isfinite(x)) continue;
-            ca[i] += fabs(x) < ia->min_normal;
+            ca[i] += is_sub(x, ia->min_normal);
             ma[i] = fmax(ma[i], fabs(x));
         }
     for (int64_t q = 0; q < k; q++)
         for (int64_t j = 0; j < n; j++) {
             double y = mmp_format_load(b, mmp_gemm_index(lb, ldb, q, j), fb);
             if (y == 0 || !isfinite(y)) continue;
-            int sub = fabs(y) < ib->min_normal;
+            int sub = is_sub(y, ib->min_normal);
             cb[j] += sub;
             mb[j] = fmax(mb[j], sub ? ib->min_normal : fabs(y));
         }

@@ -329,9 +329,6 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
     return MMP_STATUS_OK;
 }
 
-/* Stage 6b, the dot stage, when the finish left elements open: a64, b64 decoded again into the
- * slice planes (sa, sb >= 1: room for them; stage 7 overwrites them later), v2_dot_kernel over
- * the tiles with an open element, and the open ones listed again. */
 /* Whether every value of format fmt is a float (significand and exponent range), so that the
  * dot stage's planes can hold floats: bf16, fp16, tf32, fp32, the fp8/fp6/fp4 formats and the
  * integers of at most 24 bits. */
@@ -364,6 +361,9 @@ static void dot_launch(v2_dev *g, T *qa, T *qb, const ref_v2_args *f, const mmp_
     }
 }
 
+/* Stage 6b, the dot stage, when the finish left elements open: a64, b64 decoded again into the
+ * slice planes (sa, sb >= 1: room for them; stage 7 overwrites them later), v2_dot_kernel over
+ * the tiles with an open element, and the open ones listed again. */
 static mmp_status dot_stage(mmp_ref_result *r, v2_dev *g, const mmp_gemm *gm, const ref_v2_args *f)
 {
     int64_t open = 0, m = gm->m, n = gm->n, k = gm->k;

@@ -121,12 +121,8 @@ REF_HD void ref_vstats_scale(ref_vstats *s, int beta)
 /* Slice q of pass 2 for the remainder *r (ref_split's step): the fields of slice q, *r updated. */
 REF_HD void ref_vstats_step(ref_vstats *s, double *r, int q, int e, int beta)
 {
-    double qs = ref_digit(ref_scale(*r, beta * q - e), beta);
-    if (qs != 0.0) {
-        double piece = ref_scale(qs, e - beta * q);
-        s->ssum[q] += fabs(piece);
-        *r -= piece;
-    }
+    double qs = ref_split_step(r, q, 0, e, beta);
+    if (qs != 0.0) s->ssum[q] += fabs(ref_scale(qs, e - beta * q));   /* the piece it took off */
     s->cnt[q] += *r != 0.0;
     s->rmax[q] = fmax(s->rmax[q], fabs(*r));
 }
