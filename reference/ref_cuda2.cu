@@ -24,7 +24,8 @@
  *              square by version 1's rules (sparse remainders exact, or bounded), or in bound
  *              mode a triangle of slice pairs when the samples say it certifies more for its
  *              DGEMMs (wide data: 4 x 4 slices, 10 of their 16 pairs). Sparse: ordered remainder
- *              lists (v2_list_kernel). Bound: the per-vector maxima and sums of ref_drop_bound.
+ *              lists (v2_list_kernel). Bound: the per-vector maxima and sums of ref_drop_bound
+ *              (v2_vectors_kernel, from the statistics still on the device).
  *              The NaN/Inf positions of every row and column (v2_list_kernel): an element
  *              whose row or column holds one is decided from those products' classes alone.
  *              Float inputs: the zero and sign masks of every row and column (v2_mask_kernel),
@@ -49,7 +50,8 @@
  *              open element's dot product recomputed as an error-tracked double-double sum in
  *              k order, non-finite and exactly-zero sums by class and sign (ref_v2.h): one warp
  *              per listed element when they are few (v2_dot_list_kernel), else the tiles of D
- *              holding one (v2_dot_kernel). The open ones are listed again (split.dot_s,
+ *              holding one (v2_dot_kernel); bf16 planes when every value of both formats is a bf16
+ *              (bf16, fp8, int8), else float or binary64. The open ones are listed again (split.dot_s,
  *              split.n_dot; MMP_REF_DOT=0 skips it).
  *   7. |A||B|  (want_absbound) |A|, |B| decoded into the freed slice planes, one more DGEMM,
  *              the bound formula in place (ref_absbound_one, shared with the CPU path).
@@ -108,7 +110,6 @@ typedef struct {
 typedef struct {   /* host copies of the O(n) vectors */
     ref_vstats *va, *vb;                    /* pinned (ref_cuda2_pinned slots 0, 1) when va_pin, vb_pin */
     int va_pin, vb_pin;
-    double *ra_max, *a_sum, *rb_max, *b_sum, *a_ss, *b_rl;
     int64_t *ra_ptr, *rb_ptr, *nfa_ptr, *nfb_ptr;
 } v2_host;
 
@@ -139,8 +140,7 @@ static void host_free(v2_host *h)
     else free(h->va);
     if (h->vb_pin) ref_cuda2_pinned_release(1);
     else free(h->vb);
-    free(h->ra_max); free(h->a_sum); free(h->rb_max); free(h->b_sum); free(h->a_ss);
-    free(h->b_rl); free(h->ra_ptr); free(h->rb_ptr); free(h->nfa_ptr); free(h->nfb_ptr);
+    free(h->ra_ptr); free(h->rb_ptr); free(h->nfa_ptr); free(h->nfb_ptr);
     memset(h, 0, sizeof *h);
 }
 
@@ -311,33 +311,28 @@ static mmp_status prepare(mmp_ref_result *r, v2_dev *g, v2_host *hv, const mmp_g
         trace("remainder lists");
         return MMP_STATUS_OK;
     }
-    int tri = ref_plan_triangle(pl);
-    MMP_TRY(halloc(&hv->ra_max, m)); MMP_TRY(halloc(&hv->a_sum, m));
-    MMP_TRY(halloc(&hv->rb_max, n)); MMP_TRY(halloc(&hv->b_sum, n));
-    if (tri) { MMP_TRY(halloc(&hv->a_ss, (size_t)m * pl->sa)); MMP_TRY(halloc(&hv->b_rl, (size_t)n * (pl->sb + 1))); }
-    ref_plan_vectors(hv->ra_max, hv->a_sum, hv->a_ss, NULL, hv->va, m, pl->sa, k);
-    ref_plan_vectors(hv->rb_max, hv->b_sum, NULL, hv->b_rl, hv->vb, n, pl->sb, k);
+    int tri = ref_plan_triangle(pl);   /* the bound's vectors from the statistics already here */
+    double upf = ref_plan_up(k);
     MMP_TRY(dalloc(g, &g->ra_max, m)); MMP_TRY(dalloc(g, &g->a_sum, m));
     MMP_TRY(dalloc(g, &g->rb_max, n)); MMP_TRY(dalloc(g, &g->b_sum, n));
-    MMP_TRY(up(g->ra_max, hv->ra_max, m)); MMP_TRY(up(g->a_sum, hv->a_sum, m));
-    MMP_TRY(up(g->rb_max, hv->rb_max, n)); MMP_TRY(up(g->b_sum, hv->b_sum, n));
-    if (tri) {
-        MMP_TRY(dalloc(g, &g->a_ss, (size_t)m * pl->sa)); MMP_TRY(dalloc(g, &g->b_rl, (size_t)n * (pl->sb + 1)));
-        MMP_TRY(up(g->a_ss, hv->a_ss, (size_t)m * pl->sa)); MMP_TRY(up(g->b_rl, hv->b_rl, (size_t)n * (pl->sb + 1)));
-    }
+    if (tri) { MMP_TRY(dalloc(g, &g->a_ss, (size_t)m * pl->sa)); MMP_TRY(dalloc(g, &g->b_rl, (size_t)n * (pl->sb + 1))); }
+    v2_vectors_kernel<<<blocks(m), 256>>>(g->ra_max, g->a_sum, tri ? g->a_ss : NULL, NULL, g->va, m, pl->sa, upf);
+    v2_vectors_kernel<<<blocks(n), 256>>>(g->rb_max, g->b_sum, NULL, tri ? g->b_rl : NULL, g->vb, n, pl->sb, upf);
+    MMP_CUDA_CHECK(cudaGetLastError());
     trace("bound vectors");
     return MMP_STATUS_OK;
 }
 
-/* Whether every value of format fmt is a float (significand and exponent range), so that the
- * dot stage's planes can hold floats: bf16, fp16, tf32, fp32, the fp8/fp6/fp4 formats and the
- * integers of at most 24 bits. */
-static int dot_float(mmp_format fmt)
+/* The narrowest plane type of the dot stage that holds every value of format fmt (significand
+ * and exponent range): 16 bf16 (bf16, the fp8/fp6/fp4 formats, integers of at most 8 bits), 32
+ * float (fp16, tf32, fp32, integers of at most 24 bits), else 64. */
+static int dot_plane(mmp_format fmt)
 {
     const mmp_format_info *fi = mmp_format_get_info(fmt);
-    if (!fi) return 0;
-    if (!fi->is_float) return fi->storage_bits <= 24;
-    return fi->precision <= 24 && fi->max_finite <= 0x1.fffffep127 && fi->min_subnormal >= 0x1p-149;
+    if (!fi) return 64;
+    if (!fi->is_float) return fi->storage_bits <= 8 ? 16 : fi->storage_bits <= 24 ? 32 : 64;
+    if (fi->precision <= 8 && fi->max_finite <= 0x1.fep127 && fi->min_subnormal >= 0x1p-133) return 16;
+    return fi->precision <= 24 && fi->max_finite <= 0x1.fffffep127 && fi->min_subnormal >= 0x1p-149 ? 32 : 64;
 }
 
 /* The operands decoded into the planes qa (row-major M x K) and qb (column-major K x N) as T,
@@ -379,7 +374,10 @@ static mmp_status dot_stage(mmp_ref_result *r, v2_dev *g, const mmp_gemm *gm, co
     unsigned long long decided = 0;
     MMP_TRY(dalloc(g, &g->n_dot, 1));
     MMP_CUDA_CHECK(cudaMemset(g->n_dot, 0, sizeof *g->n_dot));
-    if (dot_float(gm->a) && dot_float(gm->b))
+    int bits = dot_plane(gm->a) > dot_plane(gm->b) ? dot_plane(gm->a) : dot_plane(gm->b);
+    if (bits == 16)
+        dot_launch<__nv_bfloat16>(g, (__nv_bfloat16 *)g->qa, (__nv_bfloat16 *)g->qb, f, gm, open, exact, ints);
+    else if (bits == 32)
         dot_launch<float>(g, (float *)g->qa, (float *)g->qb, f, gm, open, exact, ints);
     else
         dot_launch<double>(g, g->qa, g->qb, f, gm, open, exact, ints);

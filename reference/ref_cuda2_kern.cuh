@@ -8,12 +8,21 @@
 #ifndef MMAPROBE_REF_CUDA2_KERN_CUH
 #define MMAPROBE_REF_CUDA2_KERN_CUH
 
+#include <cuda_bf16.h>
+
 #include "ref_v2.h"
 
 /* Native operand (format f, layout, ld) -> binary64, dense: row-major rows x cols
  * (row_major_dst) or column-major. Exact: every format's values are doubles. */
-/* T float: for formats whose every value is a float (ref_cuda2.cu's dot_float), half the bytes
- * for the dot stage to read. */
+/* T float or bf16: for formats whose every value is one (ref_cuda2.cu's dot_plane), a half or a
+ * quarter of the bytes for the dot stage to read; the conversions are exact for those values. */
+static __device__ void v2_put(double *d, double v) { *d = v; }
+static __device__ void v2_put(float *d, double v) { *d = (float)v; }
+static __device__ void v2_put(__nv_bfloat16 *d, double v) { *d = __float2bfloat16_rn((float)v); }
+static __device__ double v2_get(double v) { return v; }
+static __device__ double v2_get(float v) { return v; }
+static __device__ double v2_get(__nv_bfloat16 v) { return __bfloat162float(v); }
+
 template <typename T>
 __global__ void v2_decode_kernel(T *dst, const void *src, mmp_format_hd f, int layout, int64_t ld, int64_t rows,
                                  int64_t cols, int row_major_dst, int absval)
@@ -21,7 +30,7 @@ __global__ void v2_decode_kernel(T *dst, const void *src, mmp_format_hd f, int l
     int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= rows * cols) return;
     double v = ref_v2_decode_one(src, &f, layout, ld, rows, cols, row_major_dst, x);
-    dst[x] = (T)(absval ? fabs(v) : v);
+    v2_put(dst + x, absval ? fabs(v) : v);
 }
 
 /* Per vector (a row of A in a64, a column of B in b64: contiguous, length len), one block of
@@ -226,7 +235,7 @@ template <int EXACT, typename T>
 __global__ void v2_dot_kernel(double *h, double *l, double *err, const T *a64, const T *b64, ref_v2_args f,
                               int int_inputs, unsigned long long *n_dot)
 {
-    __shared__ T as[DOT_T][DOT_KT + 1], bs[DOT_T][DOT_KT + 1];
+    __shared__ double as[DOT_T][DOT_KT + 1], bs[DOT_T][DOT_KT + 1];
     int tx = threadIdx.x % DOT_T, ty = threadIdx.x / DOT_T;
     int64_t i0 = (int64_t)blockIdx.y * DOT_T, j0 = (int64_t)blockIdx.x * DOT_T;
     int64_t i = i0 + ty, j = j0 + tx, x = i * f.n + j;
@@ -238,8 +247,8 @@ __global__ void v2_dot_kernel(double *h, double *l, double *err, const T *a64, c
         int kt = f.k - k0 < DOT_KT ? (int)(f.k - k0) : DOT_KT;
         for (int t = threadIdx.x; t < DOT_T * DOT_KT; t += DOT_T * DOT_T) {
             int r = t / DOT_KT, q = t % DOT_KT;
-            as[r][q] = i0 + r < f.m && q < kt ? a64[(i0 + r) * f.k + k0 + q] : 0.0;
-            bs[r][q] = j0 + r < f.n && q < kt ? b64[(j0 + r) * f.k + k0 + q] : 0.0;
+            as[r][q] = i0 + r < f.m && q < kt ? v2_get(a64[(i0 + r) * f.k + k0 + q]) : 0.0;
+            bs[r][q] = j0 + r < f.n && q < kt ? v2_get(b64[(j0 + r) * f.k + k0 + q]) : 0.0;
         }
         __syncthreads();
         for (int q = 0; q < kt; q++) ref_v2_dot_add(&s, as[ty][q], bs[tx][q], EXACT, int_inputs);
@@ -255,10 +264,11 @@ __global__ void v2_dot_kernel(double *h, double *l, double *err, const T *a64, c
 }
 
 /* The dot stage for the listed open elements (und[0 .. count)), one warp each: lane q adds the
- * products k = q, q + 32, ... (rows of a64 and columns of b64 are contiguous along k: the
- * warp's loads coalesce; T float halves what the warps read, mostly columns of B from memory), and the 32 partial sums merge in a tree (ref_v2_dot_merge: exact but
- * for the tracked error). For few open elements scattered over D, where the tiles of
- * v2_dot_kernel would almost all hold one. */
+ * products of the 16-byte vectors q, q + 32, ... of its row of a64 and column of b64 (both
+ * contiguous along k; when k entries are a whole number of vectors, else entry by entry), and
+ * the 32 partial sums merge in a tree (ref_v2_dot_merge: exact but for the tracked error). The
+ * warps read mostly columns of B from memory: narrower T, fewer bytes. For few open elements
+ * scattered over D, where the tiles of v2_dot_kernel would almost all hold one. */
 template <int EXACT, typename T>
 __global__ void v2_dot_list_kernel(double *h, double *l, double *err, const T *a64, const T *b64,
                                    ref_v2_args f, int int_inputs, const int64_t *und, int64_t count,
@@ -271,7 +281,15 @@ __global__ void v2_dot_list_kernel(double *h, double *l, double *err, const T *a
     const T *a = a64 + i * f.k, *b = b64 + j * f.k;
     ref_v2_dot s;
     ref_v2_dot_init(&s, f.k);
-    for (int64_t q = lane; q < f.k; q += 32) ref_v2_dot_add(&s, a[q], b[q], EXACT, int_inputs);
+    enum { V = 16 / sizeof(T) };
+    int64_t kv = f.k % V == 0 ? f.k : 0;   /* rows start on 16 bytes when k is a multiple of V */
+    for (int64_t q = (int64_t)lane * V; q < kv; q += 32 * V) {
+        uint4 ua = *(const uint4 *)(a + q), ub = *(const uint4 *)(b + q);
+        const T *va = (const T *)&ua, *vb = (const T *)&ub;
+#pragma unroll
+        for (int t = 0; t < V; t++) ref_v2_dot_add(&s, v2_get(va[t]), v2_get(vb[t]), EXACT, int_inputs);
+    }
+    for (int64_t q = kv + lane; q < f.k; q += 32) ref_v2_dot_add(&s, v2_get(a[q]), v2_get(b[q]), EXACT, int_inputs);
     for (int off = 16; off > 0; off /= 2) {
         ref_v2_dot t;
         t.h = __shfl_down_sync(0xffffffffu, s.h, off);
@@ -298,6 +316,14 @@ __global__ void v2_collect_kernel(const double *err, int64_t mn, int64_t *n_und,
         unsigned long long pos = atomicAdd((unsigned long long *)n_und, 1ull);
         if ((int64_t)pos < cap) und[pos] = x;
     }
+}
+
+/* The bound's per-vector arrays from the statistics (ref_plan_vectors on the host). */
+__global__ void v2_vectors_kernel(double *rmax_s, double *sum_up, double *ss, double *rl, const ref_vstats *v,
+                                  int64_t count, int S, double up)
+{
+    int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (x < count) ref_plan_vector_one(rmax_s, sum_up, ss, rl, v, x, S, up);
 }
 
 /* ab <- the metrics' bound, in place (row-major M x N). */

@@ -87,9 +87,6 @@ void ref_vstats_pass2_vector(ref_vstats *s, const double *x, int64_t len, int e,
     }
 }
 
-/* Sums of K nonnegative roundings, in any order, rounded up (ref_certified.c step 5). */
-static double up_factor(int64_t k) { return 1.0 + 2.0 * (double)k * 0x1p-53 + 0x1p-50; }
-
 int ref_plan_samples(ref_sample *s, int64_t m, int64_t n)
 {
     int64_t mn = m * n, count = mn < REF_NSAMPLE ? mn : REF_NSAMPLE;
@@ -189,7 +186,7 @@ static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats
     for (int L = 3; L <= tri_max; L++) c[nc++] = (cand){L - 1, L - 1, L};
     double open[REF_TRI_MAX] = {0};
     int valid = 0;
-    double up = up_factor(k);
+    double up = ref_plan_up(k);
     for (int t = 0; t < ns; t++) {
         const ref_vstats *a = &va[smp[t].i], *b = &vb[smp[t].j];
         double x = fabs(smp[t].x);
@@ -261,15 +258,8 @@ void ref_plan_make_route(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_option
 void ref_plan_vectors(double *rmax_s, double *sum_up, double *ss, double *rl, const ref_vstats *v, int64_t count,
                       int S, int64_t k)
 {
-    double up = up_factor(k);
-    for (int64_t x = 0; x < count; x++) {
-        rmax_s[x] = v[x].rmax[S];
-        sum_up[x] = (v[x].sum + v[x].cnt[S] * v[x].rmax[S]) * up;
-        if (ss)
-            for (int s = 1; s <= S; s++) ss[x * S + s - 1] = v[x].ssum[s] * up;
-        if (rl)
-            for (int u = 0; u <= S; u++) rl[x * (S + 1) + u] = v[x].rmax[u];
-    }
+    double up = ref_plan_up(k);
+    for (int64_t x = 0; x < count; x++) ref_plan_vector_one(rmax_s, sum_up, ss, rl, v, x, S, up);
 }
 
 int ref_plan_triangle(const ref_v2_plan *p) { return p->levels < p->sa + p->sb; }

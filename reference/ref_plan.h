@@ -84,7 +84,9 @@
  * ref_dot_flags' exact products): binary64 and int32 data would need more than 8 int8 slices
  * just for their significands, where the DGEMM route needs 3. */
 #define REF_IMMA_MAX_BITS 26
-#define REF_IMMA_BATCH 8        /* int32 planes accumulated per pass */
+/* int32 planes accumulated per pass: every triangle's levels in one (REF_TRI_MAX - 1 jobs when
+ * K' stays below REF_IMMA_KMAX), so the state is written once, never read back */
+#define REF_IMMA_BATCH 12
 
 /* Per vector (a row of A, a column of B): what the plan and the bound read. */
 typedef struct ref_vstats {
@@ -239,7 +241,20 @@ void ref_plan_estimate(ref_sample *s, int count, const double *a64, const double
 void ref_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
                    const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot);
 /* The bound's per-vector arrays for S slices (ss: count x S or NULL; rl: count x (S + 1) or
- * NULL): rmax_s = MR_S, sum_up = SA' (SA + n MR_S) rounded up, ss = SS_s rounded up, rl = MR_u. */
+ * NULL): rmax_s = MR_S, sum_up = SA' (SA + n MR_S) rounded up, ss = SS_s rounded up, rl = MR_u.
+ * ref_plan_vector_one: vector x of them (the device's kernel runs it too); up = ref_plan_up(k),
+ * which rounds up sums of K nonnegative roundings in any order (ref_certified.c step 5). */
+REF_HD double ref_plan_up(int64_t k) { return 1.0 + 2.0 * (double)k * 0x1p-53 + 0x1p-50; }
+REF_HD void ref_plan_vector_one(double *rmax_s, double *sum_up, double *ss, double *rl, const ref_vstats *v,
+                                int64_t x, int S, double up)
+{
+    rmax_s[x] = v[x].rmax[S];
+    sum_up[x] = (v[x].sum + v[x].cnt[S] * v[x].rmax[S]) * up;
+    if (ss)
+        for (int s = 1; s <= S; s++) ss[x * S + s - 1] = v[x].ssum[s] * up;
+    if (rl)
+        for (int u = 0; u <= S; u++) rl[x * (S + 1) + u] = v[x].rmax[u];
+}
 void ref_plan_vectors(double *rmax_s, double *sum_up, double *ss, double *rl, const ref_vstats *v, int64_t count,
                       int S, int64_t k);
 /* Whether the plan keeps only some pairs (the bound then needs a_ss and b_rl). */
