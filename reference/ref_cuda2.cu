@@ -374,7 +374,7 @@ static mmp_status dot_stage(mmp_ref_result *r, v2_dev *g, const mmp_gemm *gm, co
     unsigned long long decided = 0;
     MMP_TRY(dalloc(g, &g->n_dot, 1));
     MMP_CUDA_CHECK(cudaMemset(g->n_dot, 0, sizeof *g->n_dot));
-    int bits = dot_plane(gm->a) > dot_plane(gm->b) ? dot_plane(gm->a) : dot_plane(gm->b);
+    int bits_a = dot_plane(gm->a), bits_b = dot_plane(gm->b), bits = bits_a > bits_b ? bits_a : bits_b;
     if (bits == 16)
         dot_launch<__nv_bfloat16>(g, (__nv_bfloat16 *)g->qa, (__nv_bfloat16 *)g->qb, f, gm, open, exact, ints);
     else if (bits == 32)

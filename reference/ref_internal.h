@@ -250,11 +250,6 @@ REF_HD int ref_zero_slices(double v, int E, int beta)
     return d < 0 ? 0 : d / beta;
 }
 
-/* Step 2 of ref_certified.c for one value: balanced digits of radix 2^beta into
- * q[(s-1) qstride] (slice s is q_s 2^(E - beta s)); *rem_last gets the remainder after S - 1
- * slices, the return value the remainder after S. E comes from ref_scale_exp of the vector's
- * maximum (or any larger E). Non-finite values split as 0 (their rows/columns are flagged and
- * go to MPFR). */
 /* Slice s of ref_split for the remainder *r: its digit, with *r updated (zero: the entry's
  * ref_zero_slices, or S for a zero entry). Callers that store the digits elsewhere (int8
  * planes) take the same steps through this function. */
@@ -265,6 +260,11 @@ REF_HD double ref_split_step(double *r, int s, int zero, int E, int beta)
     return qs;
 }
 
+/* Step 2 of ref_certified.c for one value: balanced digits of radix 2^beta into
+ * q[(s-1) qstride] (slice s is q_s 2^(E - beta s)); *rem_last gets the remainder after S - 1
+ * slices, the return value the remainder after S. E comes from ref_scale_exp of the vector's
+ * maximum (or any larger E). Non-finite values split as 0 (their rows/columns are flagged and
+ * go to MPFR). */
 REF_HD double ref_split(double v, int E, int beta, int S, double *q, size_t qstride, double *rem_last)
 {
     double r = isfinite(v) ? v : 0.0;
