@@ -17,7 +17,10 @@
  *     <= K 2^(2 beta - 2) <= 2^(L + 2 beta - 2) <= 2^53: representable, so the DGEMM is EXACT.
  *     Where beta leaves room (g K 2^(2 beta - 2) <= 2^53, g >= 2: K = 1024 at 22 bits), g pairs
  *     of one level are summed in the same array (DGEMM with beta = 1), exact by the same
- *     argument, and accumulated (step 6) once.
+ *     argument, and accumulated (step 6) once. Where the planes are mostly zero (rows whose
+ *     exponents spread over many slices), the same sums come from lists of the nonzero digits
+ *     instead (ref_sparse.c, chosen by cost; o->lists, MMP_REF_LISTS), exact by the same bound
+ *     on the number of terms.
  *  4. Exact terms. (AB)_ij = sum_{s,t} P_st(i,j) 2^(E_i + F_j - beta (s + t)) + R_ij; each
  *     term is a double times a power of two with exponent in [-1022, 970] (checked per
  *     element; otherwise MPFR), hence exact.
@@ -158,6 +161,7 @@ void ref_cert_free(ref_cert *c)
     free(c->rc_ptr); free(c->rc_k); free(c->rc_v);
     free(c->ra_max); free(c->a_sum); free(c->rb_max); free(c->b_sum); free(c->a_ss); free(c->b_rl);
     free(c->va); free(c->vb);
+    ref_sparse_free(c->lists);
     ref_big_free(c->h); ref_big_free(c->l); ref_big_free(c->err);
     memset(c, 0, sizeof *c);
 }
@@ -197,7 +201,15 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
     r->slices_a = c->sa; r->slices_b = c->sb; r->slice_bits = c->beta; r->slice_levels = c->levels;
     r->split.sparse = c->sparse;
     r->split.n_remainders = c->nnz_a + c->nnz_b;
-    if (host_slices) {
+    int mode = o->lists, cols = 0;
+    const char *env = getenv("MMP_REF_LISTS");
+    if (mode == 0 && env && *env) mode = *env == '0' ? 2 : 1;
+    if (host_slices && ref_sparse_wanted(c, &cols, mode)) {
+        mmp_status st = ref_sparse_make(&c->lists, c, cols);
+        if (st != MMP_STATUS_OK) return st;
+        if (!ref_sparse_worth(c->lists, c, mode)) { ref_sparse_free(c->lists); c->lists = NULL; }
+    }
+    if (host_slices && !c->lists) {
         c->qa = ref_big_alloc(mk * c->sa * sizeof(double), 0);
         c->qb = ref_big_alloc(kn * c->sb * sizeof(double), 0);
         if (!c->qa || !c->qb) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the slices");
@@ -258,6 +270,15 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
     double t0 = mmp_clock_now();
     mmp_status st = ref_cert_prepare(&c, r, d, o, 1);
     r->time.combine_s += mmp_clock_now() - t0;
+    if (st == MMP_STATUS_OK && c.lists) {   /* the products from the lists */
+        double t1 = mmp_clock_now();
+        st = ref_sparse_run(&c, c.lists);
+        r->n_list_products = ref_sparse_count(c.lists);
+        r->time.gemm_s += mmp_clock_now() - t1;
+        if (st == MMP_STATUS_OK) st = ref_cert_finish(&c);
+        ref_cert_free(&c);
+        return st;
+    }
     double *p = st == MMP_STATUS_OK ? ref_big_alloc((size_t)m * n * sizeof(double), 0) : NULL;
     if (st == MMP_STATUS_OK && !p) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
     size_t mk = (size_t)m * k, kn = (size_t)k * n;

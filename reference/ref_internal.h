@@ -15,6 +15,7 @@
  *   ref_cuda2_imma.cu               version 2's int8 route (slices on integer tensor cores)
  *   ref_v2_host.c                   the host twin of device path version 2
  *   ref_certified.c                 the certified (Ozaki split) host path
+ *   ref_sparse.c                    its slice products from lists of nonzero digits (sparse planes)
  *   ref_cert_finish.c, ref_integer.c   decisions of the certified path; exact integer GEMMs
  *   ref_plan.c                      the plan: slices, slice pairs, remainder mode (ref_plan.h)
  *   ref_mpfr_native.c               MPFR for elements of the native operands
@@ -130,6 +131,7 @@ typedef struct ref_cert {
     struct ref_vstats *va, *vb;   /* per row of A / column of B (ref_plan.h) */
     double *a_ss, *b_rl;       /* triangles: the bound's slice sums of A, remainder maxima of B */
     double *h, *l, *err;       /* row-major M x N accumulation state (see ref_acc) */
+    struct ref_sparse *lists;  /* CPU: the planes as lists (ref_sparse.c; qa, qb then NULL) */
 } ref_cert;
 /* Host part of the split; host_slices = 0 keeps no slice planes (the device makes its own). */
 mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o,
@@ -138,6 +140,18 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
 mmp_status ref_cert_finish(ref_cert *c);
 void ref_cert_free(ref_cert *c);
 mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
+/* The slice products from lists of the planes' nonzero digits (ref_sparse.c), the CPU path's
+ * other route. wanted: 1 if the sampled densities make the lists cheaper than the DGEMMs (mode
+ * 1: always, 2: never), with *jb their column block; make: the lists from a64/b64 and the exact
+ * count of products; worth: that count still says lists (mode as for wanted); run: every pair
+ * of the plan into c's state, row by row. */
+typedef struct ref_sparse ref_sparse;
+int ref_sparse_wanted(const ref_cert *c, int *jb, int mode);
+mmp_status ref_sparse_make(ref_sparse **out, const ref_cert *c, int jb);
+int ref_sparse_worth(const ref_sparse *sp, const ref_cert *c, int mode);
+double ref_sparse_count(const ref_sparse *sp);
+mmp_status ref_sparse_run(ref_cert *c, const ref_sparse *sp);
+void ref_sparse_free(ref_sparse *sp);
 /* Integer inputs: returns MMP_STATUS_OK with *handled = 1 when it computed r. */
 mmp_status ref_integer_run(mmp_ref_result *r, int *handled, const ref_data *d,
                            const mmp_ref_options *o);

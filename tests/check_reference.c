@@ -406,6 +406,87 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* The list route of the CPU path (ref_sparse.c), forced, against MPFR bit for bit, with its
+ * DGEMM twin on the same operands; the route must have run (n_list_products > 0) wherever
+ * it is allowed (slices of at most 25 bits: K >= 32), or the test would prove nothing. */
+static void lists_agree(const prob *p, int slices, int levels, const char *what)
+{
+    mmp_ref_result rm, rl, rd;
+    run_path(&rm, p, MMP_REF_PATH_MPFR, 0);
+    for (int route = 1; route <= 2; route++) {
+        mmp_ref_result *r = route == 1 ? &rl : &rd;
+        mmp_ref_options o;
+        mmp_ref_options_init(&o);
+        o.threads = 2; o.lists = route; o.slices = slices; o.levels = levels;
+        mmp_ref_result_init(r);
+        ck_assert_msg(mmp_ref_gemm(r, p->a, p->b, p->c, &p->g, &o) == MMP_STATUS_OK, "%s: %s", what, mmp_error_last());
+    }
+    int integer = rl.is_integer || rl.i64;
+    if (p->g.k >= 32 && !integer)
+        ck_assert_msg(rl.n_list_products > 0 && rl.n_gemms == 0, "%s: the list route did not run", what);
+    ck_assert_msg(rd.n_list_products == 0, "%s: the DGEMM route made lists", what);
+    for (int64_t x = 0; x < p->g.m * p->g.n; x++) {
+        ck_assert_msg(same_bits(rm.d64[x], rl.d64[x]) && same_bits(rm.dout[x], rl.dout[x]),
+                      "%s: lists differ at (%lld,%lld): mpfr %a %a, lists %a %a", what, (long long)(x / p->g.n),
+                      (long long)(x % p->g.n), rm.d64[x], rm.dout[x], rl.d64[x], rl.dout[x]);
+        ck_assert(same_bits(rd.d64[x], rl.d64[x]) && same_bits(rd.dout[x], rl.dout[x]));
+    }
+    mmp_ref_result_clear(&rm); mmp_ref_result_clear(&rl); mmp_ref_result_clear(&rd);
+}
+
+START_TEST(lists_agree_kinds)
+{
+    static const gen_kind kinds[] = {GEN_RANDOM, GEN_WIDE, GEN_CANCEL, GEN_SPECIAL};
+    static const char *const names[] = {"random", "wide", "cancel", "special"};
+    static const int64_t ks[] = {34, 64, 200, 260};   /* even: the 4-bit formats pack pairs */
+    for (int q = 0; q < 4; q++) {
+        rs = mmp_check_seed * 2654435761u + (uint64_t)_i * 31 + (uint64_t)q * 7 + 5;
+        prob p;
+        int64_t m = 6 + (int64_t)(rnd64() % 10) * 2, n = 4 + (int64_t)(rnd64() % 10) * 2, k = ks[(q + _i) % 4];
+        double beta = q == 2 ? 0.5 : 0.0;
+        prob_make(&p, combos[_i].a, combos[_i].b, combos[_i].c, combos[_i].d, m, n, k, (int)(rnd64() % 8),
+                  (int)(rnd64() % 2), q == 3 ? -1.5 : 1.0, beta, kinds[q]);
+        char what[160];
+        snprintf(what, sizeof what, "lists %s %s*%s->%s %lldx%lldx%lld", names[q], mmp_format_name(combos[_i].a),
+                 mmp_format_name(combos[_i].b), mmp_format_name(combos[_i].d), (long long)m, (long long)n, (long long)k);
+        lists_agree(&p, 0, 0, what);
+        lists_agree(&p, 0, 4, what);   /* a triangle: 3 x 3 slices, pairs s + t <= 4 */
+        prob_free(&p);
+    }
+}
+END_TEST
+
+/* Dense planes through the lists, where a level's sum must be flushed inside the level:
+ * binary64 entries q1 2^-23 + q2 2^-47 with q1 near 0.75 2^23 and q2 near the largest digit
+ * (scale exponent 1, 24-bit slices at K = 128, every digit positive) give level 3 (pairs
+ * (1,2) and (2,1)) 256 products of about 2^45.6 per element: past 2^53 unless the row is
+ * flushed after 128 of them. C = -RN64(AB) with beta = 1 leaves X = AB - RN64(AB), whose
+ * last bits are those level-3 bits, so a sum that rounded changes d64. */
+START_TEST(lists_flush_within_a_level)
+{
+    rs = mmp_check_seed + 101;
+    prob p;
+    int64_t m = 6, n = 5, k = 128;
+    prob_make(&p, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, m, n, k, 0, 0, 1.0, 1.0,
+              GEN_RANDOM);
+    double *a = p.a, *b = p.b, *c = p.c;
+    for (int64_t x = 0; x < m * k + k * n; x++) {
+        double q1 = 0x1.8p22 + (double)(rnd64() % 4096), q2 = 0x1p23 - 1.0 - (double)(rnd64() % 0x200000);
+        double v = ldexp(q1, -23) + ldexp(q2, -47);
+        if (x < m * k) a[x] = v; else b[x - m * k] = v;
+    }
+    mmp_ref_result rm;
+    double beta = p.g.beta;
+    p.g.beta = 0.0;
+    run_path(&rm, &p, MMP_REF_PATH_MPFR, 0);
+    for (int64_t x = 0; x < m * n; x++) c[x] = -rm.d64[x];
+    mmp_ref_result_clear(&rm);
+    p.g.beta = beta;
+    lists_agree(&p, 2, 0, "lists fp64 6x5x128, 2 x 2 slices, C = -RN64(AB)");
+    prob_free(&p);
+}
+END_TEST
+
 static Suite *reference_suite(void)
 {
     Suite *s = suite_create("reference");
@@ -417,6 +498,8 @@ static Suite *reference_suite(void)
     tcase_add_loop_test(t, paths_agree_special, 0, N_COMBOS);
     tcase_add_loop_test(t, paths_agree_wide_no_avx2, 0, N_COMBOS);
     tcase_add_loop_test(t, paths_agree_special_no_avx2, 0, N_COMBOS);
+    tcase_add_loop_test(t, lists_agree_kinds, 0, N_COMBOS);
+    tcase_add_test(t, lists_flush_within_a_level);
     suite_add_tcase(s, t);
     TCase *k = tcase_create("known answers");
     tcase_add_test(k, known_answers);

@@ -93,6 +93,11 @@ typedef struct mmp_ref_options {
      * on integer tensor cores (cublasGemmEx, int32 results) where the formats allow, 2 = binary64
      * slices and cublasDgemm. Other paths ignore it. */
     int imma;
+    /* appended: certified CPU path, the route of its exact slice products: 0 = chosen by the
+     * cost of each (the environment variable MMP_REF_LISTS=0|1 overrides 0), 1 = lists of the
+     * slices' nonzero digits wherever the slices are at most 25 bits (K >= 32), 2 = DGEMMs.
+     * Other paths ignore it. */
+    int lists;
 } mmp_ref_options;
 
 typedef struct mmp_ref_timing {
@@ -153,6 +158,8 @@ typedef struct mmp_ref_result {
                                  made (slices_a + slices_b: every pair) */
     int imma;                 /* appended: device path version 2: 1 when its slice products ran as
                                  int8 GEMMs (n_gemms counts those calls), 0 for DGEMMs */
+    double n_list_products;   /* appended: certified CPU path: products of nonzero digits formed
+                                 from lists instead of DGEMMs (0: DGEMMs, n_gemms of them) */
 } mmp_ref_result;
 
 void mmp_ref_options_init(mmp_ref_options *o);
