@@ -8,8 +8,8 @@
  *
  * What:
  *  - A's plane s as rows i (each nonzero digit with its k), B's plane t as rows k (each with
- *    its j) cut into blocks of jb columns, so that one block of every plane stays in a core's
- *    L2 cache while rows of A pass over it. Both are split straight from a64/b64 with
+ *    its j) cut into blocks of jb columns, so that one block of every plane stays in the
+ *    last-level cache while rows of A pass over it. Both are split straight from a64/b64 with
  *    ref_split (the same digits as the planes); digits are stored as float, exact for
  *    beta <= 25 (|q| <= 2^24).
  *  - For row i, block q and level L: P(j) = sum over the pairs s + t = L and the k of both
@@ -33,7 +33,8 @@
 #include "ref_plan.h"
 
 /* A product from the lists in DGEMM multiply-adds: a scalar scattered add into a row held in
- * L1 against a vectorised DGEMM (measured 19 to 30 on a 2-core AVX-512 host). */
+ * L1 against a vectorised DGEMM's multiply-add (bench_reference with MMP_REF_LISTS=0 and =1
+ * on the same operands measures it). */
 #define REF_LIST_W 24.0
 /* B's lists of one column block, every plane, fit in this many bytes (a share of the last-level
  * cache); blocks are at least REF_LIST_MIN_COLS wide, since each row of a block costs a few
