@@ -249,8 +249,8 @@ int main(int argc, char **argv)
                    "n_mpfr %lld of %lld; slices %dx%d of %d bits, %d levels, %lld %s\n",
                    gpu ? "gpu" : "cpu", !gpu ? "" : r.split.version == 2 ? " v2" : " v1", r.time.total_s, r.time.convert_s, r.time.gemm_s, r.time.combine_s,
                    r.time.mpfr_s, (long long)r.n_mpfr, (long long)(n * n), r.slices_a, r.slices_b, r.slice_bits,
-                   r.slice_levels, (long long)r.n_gemms, r.imma ? "int8 GEMMs (route int8)" : r.n_list_products > 0 ? "DGEMMs (route lists)" : "DGEMMs (route dgemm)");
-            if (r.n_list_products > 0)
+                   r.slice_levels, (long long)r.n_gemms, r.imma ? "int8 GEMMs (route int8)" : r.lists ? "DGEMMs (route lists)" : "DGEMMs (route dgemm)");
+            if (r.lists)
                 printf("slice products from lists: %.3e products (a DGEMM of the same shape: %.3e multiply-adds)\n",
                        r.n_list_products, (double)n * n * n);
             printf("open after the bound: dot stage %lld in %.3f s, exact evaluator %lld in %.3f s, mpfr %lld "

@@ -273,6 +273,7 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
     if (st == MMP_STATUS_OK && c.lists) {   /* the products from the lists */
         double t1 = mmp_clock_now();
         st = ref_sparse_run(&c, c.lists);
+        r->lists = 1;
         r->n_list_products = ref_sparse_count(c.lists);
         r->time.gemm_s += mmp_clock_now() - t1;
         if (st == MMP_STATUS_OK) st = ref_cert_finish(&c);

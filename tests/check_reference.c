@@ -407,7 +407,7 @@ START_TEST(bad_input)
 END_TEST
 
 /* The list route of the CPU path (ref_sparse.c), forced, against MPFR bit for bit, with its
- * DGEMM twin on the same operands; the route must have run (n_list_products > 0) wherever
+ * DGEMM twin on the same operands; the route must have run (r.lists) wherever
  * it is allowed (slices of at most 25 bits: K >= 32), or the test would prove nothing. */
 static void lists_agree(const prob *p, int slices, int levels, const char *what)
 {
@@ -423,8 +423,8 @@ static void lists_agree(const prob *p, int slices, int levels, const char *what)
     }
     int integer = rl.is_integer || rl.i64;
     if (p->g.k >= 32 && !integer)
-        ck_assert_msg(rl.n_list_products > 0 && rl.n_gemms == 0, "%s: the list route did not run", what);
-    ck_assert_msg(rd.n_list_products == 0, "%s: the DGEMM route made lists", what);
+        ck_assert_msg(rl.lists && rl.n_gemms == 0, "%s: the list route did not run", what);
+    ck_assert_msg(!rd.lists && rd.n_list_products == 0, "%s: the DGEMM route made lists", what);
     for (int64_t x = 0; x < p->g.m * p->g.n; x++) {
         ck_assert_msg(same_bits(rm.d64[x], rl.d64[x]) && same_bits(rm.dout[x], rl.dout[x]),
                       "%s: lists differ at (%lld,%lld): mpfr %a %a, lists %a %a", what, (long long)(x / p->g.n),
@@ -453,6 +453,25 @@ START_TEST(lists_agree_kinds)
         lists_agree(&p, 0, 4, what);   /* a triangle: 3 x 3 slices, pairs s + t <= 4 */
         prob_free(&p);
     }
+}
+END_TEST
+
+/* Thin shapes: one row, one column, K at the list route's smallest (32: 25-bit slices). */
+START_TEST(lists_edge_shapes)
+{
+    static const int64_t shapes[][3] = {{1, 1, 32}, {1, 37, 64}, {33, 1, 128}, {2, 2, 1030}};
+    for (int q = 0; q < 4; q++)
+        for (int kind = GEN_RANDOM; kind <= GEN_SPECIAL; kind++) {
+            rs = mmp_check_seed * 977u + (uint64_t)q * 13 + (uint64_t)kind;
+            prob p;
+            prob_make(&p, MMP_FORMAT_BF16, MMP_FORMAT_BF16, MMP_FORMAT_FP32, MMP_FORMAT_FP32, shapes[q][0], shapes[q][1],
+                      shapes[q][2], 0, 0, 1.0, 0.0, (gen_kind)kind);
+            char what[96];
+            snprintf(what, sizeof what, "lists bf16 %lldx%lldx%lld kind %d", (long long)shapes[q][0],
+                     (long long)shapes[q][1], (long long)shapes[q][2], kind);
+            lists_agree(&p, 0, 0, what);
+            prob_free(&p);
+        }
 }
 END_TEST
 
@@ -500,6 +519,7 @@ static Suite *reference_suite(void)
     tcase_add_loop_test(t, paths_agree_special_no_avx2, 0, N_COMBOS);
     tcase_add_loop_test(t, lists_agree_kinds, 0, N_COMBOS);
     tcase_add_test(t, lists_flush_within_a_level);
+    tcase_add_test(t, lists_edge_shapes);
     suite_add_tcase(s, t);
     TCase *k = tcase_create("known answers");
     tcase_add_test(k, known_answers);

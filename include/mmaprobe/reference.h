@@ -158,8 +158,9 @@ typedef struct mmp_ref_result {
                                  made (slices_a + slices_b: every pair) */
     int imma;                 /* appended: device path version 2: 1 when its slice products ran as
                                  int8 GEMMs (n_gemms counts those calls), 0 for DGEMMs */
-    double n_list_products;   /* appended: certified CPU path: products of nonzero digits formed
-                                 from lists instead of DGEMMs (0: DGEMMs, n_gemms of them) */
+    int lists;                /* appended: certified CPU path: 1 when the slice products came from
+                                 lists of the nonzero digits (n_gemms is then 0), 0 for DGEMMs */
+    double n_list_products;   /* appended: with lists, the products of nonzero digits formed */
 } mmp_ref_result;
 
 void mmp_ref_options_init(mmp_ref_options *o);
