@@ -21,9 +21,12 @@ typedef struct {
     double *dst;   /* column-major rows x cols, or row-major when row_major */
     int row_major;
     int64_t cols;
+    const double *table;   /* decode_table's, or NULL */
+    int bits16;            /* the table's format is 16 bits wide: read the pattern directly */
 } load_job;
 
-/* [b, e) of the outer dimension: rows when row_major, else columns. */
+/* [b, e) of the outer dimension: rows when row_major, else columns. Formats of at most 16
+ * bits read their values from j->table (every bit pattern decoded once) when there is one. */
 static void load_part(void *ctx, int64_t b, int64_t e, int tid)
 {
     (void)tid;
@@ -34,11 +37,32 @@ static void load_part(void *ctx, int64_t b, int64_t e, int tid)
         for (int64_t t = 0; t < inner; t++) {
             int64_t r = j->row_major ? o : t, col = j->row_major ? t : o;
             size_t at = mmp_gemm_index(j->l, j->ld, r, col);
-            double v = !native ? mmp_format_load(j->src, at, j->f)
-                       : j->f == MMP_FORMAT_FP32 ? (double)((const float *)j->src)[at]
-                                                 : ((const double *)j->src)[at];
+            double v;
+            if (j->table && j->bits16) {
+                uint16_t u;
+                memcpy(&u, (const unsigned char *)j->src + 2 * at, 2);
+                v = j->table[u];
+            } else
+                v = j->table ? j->table[mmp_format_load_bits(j->src, at, j->f)]
+                    : !native ? mmp_format_load(j->src, at, j->f)
+                    : j->f == MMP_FORMAT_FP32 ? (double)((const float *)j->src)[at]
+                                              : ((const double *)j->src)[at];
             j->dst[o * inner + t] = v;
         }
+}
+
+/* Every value of a format of at most 16 bits, by bit pattern (mmp_format_decode), when the
+ * matrix has more elements than the table: NULL otherwise, or without memory. */
+static double *decode_table(mmp_format f, int64_t elements)
+{
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    if (!fi || fi->storage_bits > 16 || f == MMP_FORMAT_FP32 || f == MMP_FORMAT_FP64) return NULL;
+    size_t size = (size_t)1 << fi->storage_bits;
+    if ((int64_t)size > elements) return NULL;
+    double *t = malloc(size * sizeof(double));
+    if (t)
+        for (size_t x = 0; x < size; x++) t[x] = mmp_format_decode(x, f);
+    return t;
 }
 
 static mmp_status load_matrix(double **out, const void *src, mmp_format f, mmp_layout l, int64_t ld,
@@ -47,8 +71,11 @@ static mmp_status load_matrix(double **out, const void *src, mmp_format f, mmp_l
     double *p = malloc((size_t)rows * (size_t)cols * sizeof(double));
     if (!p) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate %lld x %lld doubles",
                            (long long)rows, (long long)cols);
-    load_job j = {src, f, l, ld, rows, p, row_major, cols};
+    double *table = decode_table(f, rows * cols);
+    const mmp_format_info *fi = mmp_format_get_info(f);
+    load_job j = {src, f, l, ld, rows, p, row_major, cols, table, fi && fi->storage_bits == 16};
     mmp_parallel_for(threads, row_major ? rows : cols, 16, load_part, &j);
+    free(table);
     *out = p;
     return MMP_STATUS_OK;
 }

@@ -368,6 +368,46 @@ START_TEST(absbound_is_an_upper_bound)
 }
 END_TEST
 
+/* Every bit pattern of the narrow formats through the loader (which reads them from a table
+ * of decoded values when the matrix has at least as many elements as patterns): A is the M x 1
+ * column of all 2^bits patterns, in both layouts with padded leading dimensions, B = 1, so D
+ * is A's values exactly (binary64 out). */
+START_TEST(load_every_pattern)
+{
+    static const mmp_format fmts[] = {MMP_FORMAT_BF16, MMP_FORMAT_FP16, MMP_FORMAT_E4M3, MMP_FORMAT_E5M2,
+                                      MMP_FORMAT_INT8, MMP_FORMAT_UINT4, MMP_FORMAT_INT4};
+    for (int q = 0; q < 7; q++)
+        for (int layout = 0; layout < 2; layout++) {
+            mmp_format f = fmts[q];
+            int bits = mmp_format_get_info(f)->storage_bits;
+            int64_t m = (int64_t)1 << bits;
+            mmp_gemm g;
+            mmp_gemm_init(&g, f, MMP_FORMAT_FP64, MMP_FORMAT_FP64, MMP_FORMAT_FP64, m, 1, 1);
+            g.la = layout ? MMP_LAYOUT_COL : MMP_LAYOUT_ROW;
+            g.lda = layout ? m + 2 : 4;
+            size_t bytes = ((size_t)(layout ? g.lda : m * g.lda) * (size_t)bits + 7) / 8;
+            unsigned char *a = calloc(bytes + 8, 1);
+            for (int64_t x = 0; x < m; x++)
+                mmp_format_store_bits(a, mmp_gemm_index(g.la, g.lda, x, 0), (uint64_t)x, f);
+            double one = 1.0;
+            mmp_ref_result r;
+            mmp_ref_options o;
+            mmp_ref_options_init(&o);
+            o.threads = 2;
+            mmp_ref_result_init(&r);
+            ck_assert_msg(mmp_ref_gemm(&r, a, &one, NULL, &g, &o) == MMP_STATUS_OK, "%s", mmp_error_last());
+            for (int64_t x = 0; x < m; x++) {
+                double want = mmp_format_decode((uint64_t)x, f);
+                ck_assert_msg(isnan(want) ? isnan(r.d64[x]) : same_bits(want, r.d64[x]),
+                              "%s pattern 0x%llx (%s): %a, want %a", mmp_format_name(f), (unsigned long long)x,
+                              layout ? "col" : "row", r.d64[x], want);
+            }
+            mmp_ref_result_clear(&r);
+            free(a);
+        }
+}
+END_TEST
+
 /* ---- bad input: a status and a message, never a crash ---- */
 
 START_TEST(bad_input)
@@ -529,6 +569,7 @@ static Suite *reference_suite(void)
     tcase_add_test(k, integer_exact_and_overflow);
     tcase_add_test(k, certified_rarely_needs_mpfr);
     tcase_add_test(k, absbound_is_an_upper_bound);
+    tcase_add_test(k, load_every_pattern);
     tcase_add_test(k, bad_input);
     suite_add_tcase(s, k);
     return s;
