@@ -10,7 +10,8 @@
  *  - A's plane s as rows i (each nonzero digit with its k), B's plane t as rows k (each with
  *    its j) cut into blocks of jb columns, so that one block of every plane stays in the
  *    last-level cache while rows of A pass over it. Both are split straight from a64/b64 with
- *    ref_split (the same digits as the planes); digits are stored as float, exact for
+ *    ref_split (the same digits as the planes), CHUNK rows at a time, and each chunk's rows are
+ *    kept in one allocation of their exact size; digits are stored as float, exact for
  *    beta <= 25 (|q| <= 2^24).
  *  - For row i, block q and level L: P(j) = sum over the pairs s + t = L and the k of both
  *    lists of qa qb; then P(j) 2^(E_i + F_j - beta L) goes into (h, l, err) as the DGEMM
@@ -53,15 +54,39 @@ struct ref_sparse {
     int sa, sb, jb, nb;         /* B's columns in nb blocks of jb */
     int64_t m, n, k;
     int32_t *a_cnt;             /* [(s - 1) m + i]: nonzero digits of row i in plane s */
-    sp_ent *a;                  /* made at [((s - 1) m + i) k + x], x < a_cnt; then packed */
-    int64_t *a_at;              /* packed: row i of plane s from a[a_at[(s - 1) m + i]] */
+    sp_ent **a_row;             /* the same index: where they are */
     int32_t *b_cnt;             /* [((t - 1) nb + q) k + kk]: row kk of plane t in block q */
-    sp_ent *b;                  /* made at [(((t - 1) nb + q) k + kk) jb + x]; then packed */
-    int64_t *b_at;              /* packed: that row from b[b_at[((t - 1) nb + q) k + kk]] */
+    sp_ent **b_row;             /* the same index: where they are */
+    sp_ent **chunks;            /* per chunk of CHUNK rows of A (first) or of k (then): its rows */
+    int64_t a_chunks, b_chunks;
+    sp_ent *scratch;            /* per thread: one chunk's rows at a fixed capacity */
+    size_t scratch_per;
     int64_t *col_a;             /* [(s - 1) k + kk]: nonzero digits of A's plane s in column kk */
     int64_t *col_t;             /* per thread, the same, summed into col_a */
+    int failed;                 /* a chunk's allocation failed */
     double products;            /* the exact count over the plan's pairs */
 };
+
+/* Rows are split CHUNK at a time into a thread's scratch (each at a fixed capacity), then
+ * copied into one allocation of the chunk's exact size: no array is ever sized for every
+ * digit of every plane, and a chunk's rows lie next to each other. */
+#define CHUNK 16
+
+/* A chunk's count rows (cap entries apart in sc, with counts cnt[r]) into one exact
+ * allocation; row r then starts at rows[r]. */
+static sp_ent *keep_chunk(const sp_ent *sc, size_t cap, const int32_t *cnt, sp_ent **rows, size_t count)
+{
+    size_t total = 0;
+    for (size_t r = 0; r < count; r++) total += (size_t)cnt[r];
+    sp_ent *block = malloc((total > 0 ? total : 1) * sizeof(sp_ent)), *at = block;
+    if (!block) return NULL;
+    for (size_t r = 0; r < count; r++) {
+        memcpy(at, sc + r * cap, (size_t)cnt[r] * sizeof(sp_ent));
+        rows[r] = at;
+        at += cnt[r];
+    }
+    return block;
+}
 
 static int pair_used(const ref_cert *c, int s, int t) { return s + t <= c->levels; }
 
@@ -121,18 +146,28 @@ static void a_part(void *ctx, int64_t b, int64_t e, int tid)
     ref_sparse *sp = j->sp;
     int64_t m = sp->m, k = sp->k;
     int64_t *col = sp->col_t + (size_t)tid * sp->sa * k;
-    for (int64_t i = b; i < e; i++) {
-        for (int s = 0; s < sp->sa; s++) sp->a_cnt[(size_t)s * m + i] = 0;
-        for (int64_t kk = 0; kk < k; kk++) {
-            double q[REF_SMAX_DGEMM], last;
-            ref_split(j->c->d->a64[(size_t)i * k + kk], j->c->ea[i], j->c->beta, sp->sa, q, 1, &last);
-            for (int s = 0; s < sp->sa; s++) {
-                if (q[s] == 0.0) continue;
-                int32_t *cnt = &sp->a_cnt[(size_t)s * m + i];
-                sp->a[((size_t)s * m + i) * k + *cnt] = (sp_ent){(int32_t)kk, (float)q[s]};
-                (*cnt)++;
-                col[(size_t)s * k + kk]++;
+    sp_ent *sc = sp->scratch + (size_t)tid * sp->scratch_per;   /* [(s * CHUNK + r) k + x] */
+    for (int64_t c0 = b; c0 < e; c0 += CHUNK) {
+        int64_t c1 = c0 + CHUNK < e ? c0 + CHUNK : e;
+        for (int64_t i = c0; i < c1; i++) {
+            for (int s = 0; s < sp->sa; s++) sp->a_cnt[(size_t)s * m + i] = 0;
+            for (int64_t kk = 0; kk < k; kk++) {
+                double q[REF_SMAX_DGEMM], last;
+                ref_split(j->c->d->a64[(size_t)i * k + kk], j->c->ea[i], j->c->beta, sp->sa, q, 1, &last);
+                for (int s = 0; s < sp->sa; s++) {
+                    if (q[s] == 0.0) continue;
+                    int32_t *cnt = &sp->a_cnt[(size_t)s * m + i];
+                    sc[((size_t)s * CHUNK + (size_t)(i - c0)) * k + *cnt] = (sp_ent){(int32_t)kk, (float)q[s]};
+                    (*cnt)++;
+                    col[(size_t)s * k + kk]++;
+                }
             }
+        }
+        for (int s = 0; s < sp->sa; s++) {   /* rows of plane s: CHUNK apart in the scratch */
+            sp_ent *block = keep_chunk(sc + (size_t)s * CHUNK * k, (size_t)k, sp->a_cnt + (size_t)s * m + c0,
+                                       sp->a_row + (size_t)s * m + c0, (size_t)(c1 - c0));
+            if (!block) { sp->failed = 1; return; }
+            sp->chunks[(c0 / CHUNK) * sp->sa + s] = block;
         }
     }
 }
@@ -141,51 +176,47 @@ static void a_part(void *ctx, int64_t b, int64_t e, int tid)
  * chunk of k reads a short run of each column; rows fill in increasing j. */
 static void b_part(void *ctx, int64_t b, int64_t e, int tid)
 {
-    (void)tid;
     make_job *j = ctx;
     ref_sparse *sp = j->sp;
     int64_t k = sp->k;
-    for (int t = 0; t < sp->sb; t++)
-        for (int q = 0; q < sp->nb; q++)
-            for (int64_t kk = b; kk < e; kk++) sp->b_cnt[((size_t)t * sp->nb + q) * k + kk] = 0;
-    for (int64_t col = 0; col < sp->n; col++) {
-        int q = (int)(col / sp->jb);
-        for (int64_t kk = b; kk < e; kk++) {
-            double dq[REF_SMAX_DGEMM], last;
-            ref_split(j->c->d->b64[(size_t)col * k + kk], j->c->fb[col], j->c->beta, sp->sb, dq, 1, &last);
-            for (int t = 0; t < sp->sb; t++) {
-                if (dq[t] == 0.0) continue;
-                size_t row = ((size_t)t * sp->nb + q) * k + kk;
-                sp->b[row * sp->jb + sp->b_cnt[row]] = (sp_ent){(int32_t)(col - (int64_t)q * sp->jb), (float)dq[t]};
-                sp->b_cnt[row]++;
+    size_t cap = (size_t)sp->jb;
+    sp_ent *sc = sp->scratch + (size_t)tid * sp->scratch_per;   /* [((t nb + q) CHUNK + r) jb + x] */
+    for (int64_t c0 = b; c0 < e; c0 += CHUNK) {
+        int64_t c1 = c0 + CHUNK < e ? c0 + CHUNK : e;
+        for (int t = 0; t < sp->sb; t++)
+            for (int q = 0; q < sp->nb; q++)
+                for (int64_t kk = c0; kk < c1; kk++) sp->b_cnt[((size_t)t * sp->nb + q) * k + kk] = 0;
+        for (int64_t col = 0; col < sp->n; col++) {
+            int q = (int)(col / sp->jb);
+            for (int64_t kk = c0; kk < c1; kk++) {
+                double dq[REF_SMAX_DGEMM], last;
+                ref_split(j->c->d->b64[(size_t)col * k + kk], j->c->fb[col], j->c->beta, sp->sb, dq, 1, &last);
+                for (int t = 0; t < sp->sb; t++) {
+                    if (dq[t] == 0.0) continue;
+                    int32_t *cnt = &sp->b_cnt[((size_t)t * sp->nb + q) * k + kk];
+                    size_t row = ((size_t)t * sp->nb + q) * CHUNK + (size_t)(kk - c0);
+                    sc[row * cap + *cnt] = (sp_ent){(int32_t)(col - (int64_t)q * sp->jb), (float)dq[t]};
+                    (*cnt)++;
+                }
             }
         }
+        for (int tq = 0; tq < sp->sb * sp->nb; tq++) {
+            size_t first = (size_t)tq * k + (size_t)c0;
+            sp_ent *block = keep_chunk(sc + (size_t)tq * CHUNK * cap, cap, sp->b_cnt + first, sp->b_row + first,
+                                       (size_t)(c1 - c0));
+            if (!block) { sp->failed = 1; return; }
+            sp->chunks[sp->a_chunks * sp->sa + (c0 / CHUNK) * sp->sb * sp->nb + tq] = block;
+        }
     }
-}
-
-/* Rows made at a fixed capacity (cap entries each) into one packed array: a row's cache lines
- * are then next to the next row's, not one capacity apart (which would map the rows of a block
- * onto a few cache sets). */
-static mmp_status pack(sp_ent **ents, int64_t **at, const int32_t *cnt, size_t rows, size_t cap)
-{
-    *at = malloc((rows + 1) * sizeof(int64_t));
-    if (!*at) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (slice lists)");
-    int64_t total = 0;
-    for (size_t r = 0; r < rows; r++) { (*at)[r] = total; total += cnt[r]; }
-    (*at)[rows] = total;
-    sp_ent *packed = ref_big_alloc((size_t)(total > 0 ? total : 1) * sizeof(sp_ent), 0);
-    if (!packed) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (slice lists)");
-    for (size_t r = 0; r < rows; r++) memcpy(packed + (*at)[r], *ents + r * cap, (size_t)cnt[r] * sizeof(sp_ent));
-    ref_big_free(*ents);
-    *ents = packed;
-    return MMP_STATUS_OK;
 }
 
 void ref_sparse_free(ref_sparse *sp)
 {
     if (!sp) return;
-    free(sp->a_cnt); free(sp->b_cnt); free(sp->col_a); free(sp->col_t); free(sp->a_at); free(sp->b_at);
-    ref_big_free(sp->a); ref_big_free(sp->b);
+    for (int64_t x = 0; sp->chunks && x < sp->a_chunks * sp->sa + sp->b_chunks * sp->sb * sp->nb; x++)
+        free(sp->chunks[x]);
+    free(sp->chunks); free(sp->a_cnt); free(sp->a_row); free(sp->b_cnt); free(sp->b_row);
+    free(sp->col_a); free(sp->col_t); free(sp->scratch);
     free(sp);
 }
 
@@ -198,24 +229,31 @@ mmp_status ref_sparse_make(ref_sparse **out, const ref_cert *c, int jb)
     if (!sp) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (slice lists)");
     sp->sa = c->sa; sp->sb = c->sb; sp->m = d->m; sp->n = d->n; sp->k = d->k;
     sp->jb = jb; sp->nb = (int)((d->n + jb - 1) / jb);
-    size_t mk = (size_t)d->m * d->k, kb = (size_t)d->k * sp->nb;
-    sp->a_cnt = malloc((size_t)c->sa * d->m * sizeof(int32_t));
-    sp->b_cnt = malloc((size_t)c->sb * kb * sizeof(int32_t));
+    sp->a_chunks = (d->m + CHUNK - 1) / CHUNK;
+    sp->b_chunks = (d->k + CHUNK - 1) / CHUNK;
+    size_t a_rows = (size_t)c->sa * d->m, b_rows = (size_t)c->sb * sp->nb * d->k;
+    size_t per_a = (size_t)c->sa * CHUNK * d->k, per_b = (size_t)c->sb * sp->nb * CHUNK * jb;
+    sp->scratch_per = per_a > per_b ? per_a : per_b;
+    sp->a_cnt = malloc(a_rows * sizeof(int32_t)); sp->a_row = malloc(a_rows * sizeof(sp_ent *));
+    sp->b_cnt = malloc(b_rows * sizeof(int32_t)); sp->b_row = malloc(b_rows * sizeof(sp_ent *));
+    sp->chunks = calloc((size_t)(sp->a_chunks * c->sa + sp->b_chunks * c->sb * sp->nb), sizeof(sp_ent *));
     sp->col_a = calloc((size_t)c->sa * d->k, sizeof(int64_t));
     sp->col_t = calloc((size_t)threads * c->sa * d->k, sizeof(int64_t));
-    sp->a = ref_big_alloc((size_t)c->sa * mk * sizeof(sp_ent), 0);
-    sp->b = ref_big_alloc((size_t)c->sb * kb * jb * sizeof(sp_ent), 0);
-    if (!sp->a_cnt || !sp->b_cnt || !sp->col_a || !sp->col_t || !sp->a || !sp->b)
+    sp->scratch = malloc((size_t)threads * sp->scratch_per * sizeof(sp_ent));
+    if (!sp->a_cnt || !sp->a_row || !sp->b_cnt || !sp->b_row || !sp->chunks || !sp->col_a || !sp->col_t ||
+        !sp->scratch)
         return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the slice lists for %lldx%lldx%lld",
                        (long long)d->m, (long long)d->n, (long long)d->k);
     make_job j = {sp, c};
-    mmp_parallel_for(threads, d->m, 16, a_part, &j);
-    mmp_parallel_for(threads, d->k, 16, b_part, &j);
+    mmp_parallel_for(threads, d->m, CHUNK, a_part, &j);
+    mmp_parallel_for(threads, d->k, CHUNK, b_part, &j);
+    free(sp->scratch);
+    sp->scratch = NULL;
+    if (sp->failed)
+        return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: cannot allocate the slice lists for %lldx%lldx%lld",
+                       (long long)d->m, (long long)d->n, (long long)d->k);
     for (int x = 0; x < threads; x++)
         for (size_t y = 0; y < (size_t)c->sa * d->k; y++) sp->col_a[y] += sp->col_t[(size_t)x * c->sa * d->k + y];
-    mmp_status st = pack(&sp->a, &sp->a_at, sp->a_cnt, (size_t)c->sa * d->m, (size_t)d->k);
-    if (st == MMP_STATUS_OK) st = pack(&sp->b, &sp->b_at, sp->b_cnt, (size_t)c->sb * kb, (size_t)jb);
-    if (st != MMP_STATUS_OK) return st;
     for (int s = 1; s <= c->sa; s++)
         for (int t = 1; t <= c->sb; t++) {
             if (!pair_used(c, s, t)) continue;
@@ -283,13 +321,12 @@ static void prod_part(void *ctx, int64_t b, int64_t e, int tid)
                         open = 1;
                     }
                     terms += na;
-                    const sp_ent *ra = sp->a + sp->a_at[(size_t)(s - 1) * m + i];
-                    const int64_t *bat = sp->b_at + ((size_t)(t - 1) * sp->nb + q) * k;
+                    const sp_ent *ra = sp->a_row[(size_t)(s - 1) * m + i];
+                    size_t brow = ((size_t)(t - 1) * sp->nb + q) * k;
                     for (int64_t x = 0; x < na; x++) {
                         double qa = ra[x].q;
-                        const int64_t *r = bat + ra[x].idx;
-                        const sp_ent *rb = sp->b + r[0];
-                        int32_t nbq = (int32_t)(r[1] - r[0]);
+                        const sp_ent *rb = sp->b_row[brow + (size_t)ra[x].idx];
+                        int32_t nbq = sp->b_cnt[brow + (size_t)ra[x].idx];
                         for (int32_t y = 0; y < nbq; y++) p[rb[y].idx] += qa * (double)rb[y].q;
                     }
                 }
