@@ -193,18 +193,22 @@ mmp_status ref_cert_prepare(ref_cert *c, mmp_ref_result *r, const ref_data *d, c
     ref_sample smp[REF_NSAMPLE];
     int ns = ref_plan_samples(smp, m, n);
     ref_plan_estimate(smp, ns, d->a64, d->b64, k);
+    int mode = o->lists, cols = 0;
+    const char *env = getenv("MMP_REF_LISTS");
+    if (mode == 0 && env && *env) mode = *env == '0' ? 2 : 1;
+    double da[REF_SMAX_DGEMM], db[REF_SMAX_DGEMM];
+    int lists = host_slices && ref_sparse_allowed(c, mode);
+    if (lists) ref_sparse_densities(da, db, c);
     ref_v2_plan pl;
-    ref_plan_make(&pl, g, o, c->va, c->vb, smp, ns, REF_HOST_W_DOT);
+    ref_plan_make_lists(&pl, g, o, c->va, c->vb, smp, ns, REF_HOST_W_DOT, lists ? da : NULL, lists ? db : NULL,
+                        REF_LIST_W);
     c->smax_a = pl.smax_a; c->smax_b = pl.smax_b;
     c->sa = pl.sa; c->sb = pl.sb; c->levels = pl.levels;
     c->sparse = pl.sparse; c->nnz_a = pl.nnz_a; c->nnz_b = pl.nnz_b;
     r->slices_a = c->sa; r->slices_b = c->sb; r->slice_bits = c->beta; r->slice_levels = c->levels;
     r->split.sparse = c->sparse;
     r->split.n_remainders = c->nnz_a + c->nnz_b;
-    int mode = o->lists, cols = 0;
-    const char *env = getenv("MMP_REF_LISTS");
-    if (mode == 0 && env && *env) mode = *env == '0' ? 2 : 1;
-    if (host_slices && ref_sparse_wanted(c, &cols, mode)) {
+    if (lists && ref_sparse_wanted(c, da, db, &cols, mode)) {
         mmp_status st = ref_sparse_make(&c->lists, c, cols);
         if (st != MMP_STATUS_OK) return st;
         if (!ref_sparse_worth(c->lists, c, mode)) { ref_sparse_free(c->lists); c->lists = NULL; }

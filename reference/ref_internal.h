@@ -141,12 +141,15 @@ mmp_status ref_cert_finish(ref_cert *c);
 void ref_cert_free(ref_cert *c);
 mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
 /* The slice products from lists of the planes' nonzero digits (ref_sparse.c), the CPU path's
- * other route. wanted: 1 if the sampled densities make the lists cheaper than the DGEMMs (mode
- * 1: always, 2: never), with *jb their column block; make: the lists from a64/b64 and the exact
- * count of products; worth: that count still says lists (mode as for wanted); run: every pair
- * of the plan into c's state, row by row. */
+ * other route. allowed: the route can run (mode 2: never); densities: the sampled fractions of
+ * nonzero digits of planes 1 .. REF_SMAX_DGEMM (c's scale exponents and beta set); wanted: 1
+ * if they make the lists cheaper than the plan's DGEMMs (mode 1: always), with *jb their
+ * column block; make: the lists from a64/b64 and the exact count of products; worth: that
+ * count still says lists (mode as for wanted); run: every pair of the plan into c's state. */
 typedef struct ref_sparse ref_sparse;
-int ref_sparse_wanted(const ref_cert *c, int *jb, int mode);
+int ref_sparse_allowed(const ref_cert *c, int mode);
+void ref_sparse_densities(double *da, double *db, const ref_cert *c);
+int ref_sparse_wanted(const ref_cert *c, const double *da, const double *db, int *jb, int mode);
 mmp_status ref_sparse_make(ref_sparse **out, const ref_cert *c, int jb);
 int ref_sparse_worth(const ref_sparse *sp, const ref_cert *c, int mode);
 double ref_sparse_count(const ref_sparse *sp);

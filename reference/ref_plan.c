@@ -176,9 +176,29 @@ static double open_chance(double d, double x)
     return p < 1.0 ? p : 1.0;
 }
 
+/* The CPU's list route (ref_sparse.c), when offered: the fractions of nonzero digits of A's and
+ * B's planes 1 .. REF_SMAX_DGEMM (sampled) and one list product's cost in DGEMM multiply-adds. */
+typedef struct {
+    const double *da, *db;
+    double w;
+} list_cost;
+
+/* A candidate's slice products in DGEMMs: its pairs at w_pair each, or its expected list
+ * products where the lists cost less (the route the CPU path then takes, ref_sparse_wanted). */
+static double cand_cost(const cand *c, double w_pair, const list_cost *lc)
+{
+    double pairs = cand_pairs(c) * w_pair;
+    if (!lc) return pairs;
+    double lists = 0.0;
+    for (int s = 1; s <= c->sa; s++)
+        for (int t = 1; t <= c->sb; t++)
+            if (s + t <= c->levels) lists += lc->da[s - 1] * lc->db[t - 1] * lc->w;
+    return lists < pairs ? lists : pairs;
+}
+
 /* Bound mode: the square against the triangles, on the samples. */
 static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats *vb, const ref_sample *smp, int ns,
-                          double w_dot, double w_pair, int tri_max, int64_t k)
+                          double w_dot, double w_pair, int tri_max, int64_t k, const list_cost *lc)
 {
     cand c[REF_TRI_MAX];
     int nc = 0;
@@ -198,7 +218,7 @@ static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats
     int best = 0;
     double best_cost = 0;
     for (int q = 0; q < nc; q++) {
-        double cost = cand_pairs(&c[q]) * w_pair + w_dot * open[q] / valid;
+        double cost = cand_cost(&c[q], w_pair, lc) + w_dot * open[q] / valid;
         if (q == 0 || cost < best_cost) { best = q; best_cost = cost; }
     }
     if (best == 0) return;
@@ -206,14 +226,31 @@ static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats
     p->drop_a = p->drop_b = 0;
 }
 
+static void plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
+                      const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot, int imma, const list_cost *lc);
+
 void ref_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
                    const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot)
 {
-    ref_plan_make_route(p, g, o, va, vb, smp, ns, w_dot, 0);
+    plan_make(p, g, o, va, vb, smp, ns, w_dot, 0, NULL);
+}
+
+void ref_plan_make_lists(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
+                         const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot, const double *da,
+                         const double *db, double w_list)
+{
+    list_cost lc = {da, db, w_list};
+    plan_make(p, g, o, va, vb, smp, ns, w_dot, 0, da && db ? &lc : NULL);
 }
 
 void ref_plan_make_route(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
                          const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot, int imma)
+{
+    plan_make(p, g, o, va, vb, smp, ns, w_dot, imma, NULL);
+}
+
+static void plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
+                      const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot, int imma, const list_cost *lc)
 {
     int64_t m = g->m, n = g->n, k = g->k;
     memset(p, 0, sizeof *p);
@@ -248,7 +285,7 @@ void ref_plan_make_route(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_option
     } else if (!p->sparse && o->slices <= 0 && smp && ns > 0) {
         if (ref_format_bits(g->a) > 26 || ref_format_bits(g->b) > 26) w_dot *= REF_W_DOT_TWOPROD;
         choose_levels(p, va, vb, smp, ns, w_dot, imma ? REF_IMMA_W_PAIR : 1.0, imma ? REF_TRI_MAX : REF_TRI_MAX_DGEMM,
-                      k);
+                      k, lc);
     }
     p->nnz_a = p->nnz_b = 0;   /* the remainders after the slices used */
     for (int64_t i = 0; i < m; i++) p->nnz_a += va[i].cnt[p->sa];

@@ -65,6 +65,10 @@
  * its host model), and on host threads (ref_certified.c). */
 #define REF_DEVICE_W_DOT 40.0
 #define REF_HOST_W_DOT 12.0
+/* A product of two nonzero digits from the CPU's lists (ref_sparse.c) in DGEMM multiply-adds: a
+ * scalar scattered add into a row held in L1 against a vectorised DGEMM's multiply-add
+ * (bench_reference with MMP_REF_LISTS=0 and =1 on the same operands measures it). */
+#define REF_LIST_W 24.0
 /* ... times this when a product is not a double (fp64, int32 inputs): TwoProd and two TwoSums
  * per product, no vector path (bench_reference, fp64 wide data: ~300 DGEMMs on host threads) */
 #define REF_W_DOT_TWOPROD 25.0
@@ -240,6 +244,13 @@ void ref_plan_estimate(ref_sample *s, int count, const double *a64, const double
  * NULL/0: the square) and w_dot (see the header). o->slices, o->levels force it. */
 void ref_plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
                    const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot);
+/* ref_plan_make where the CPU's list route (ref_sparse.c) may make the slice products: da[s-1],
+ * db[t-1] are the sampled fractions of nonzero digits in planes 1 .. REF_SMAX_DGEMM of A and B,
+ * a list product costs w_list DGEMM multiply-adds, and each candidate's products cost the
+ * cheaper of its DGEMMs and its expected list products (NULL da or db: ref_plan_make). */
+void ref_plan_make_lists(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
+                         const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot, const double *da,
+                         const double *db, double w_list);
 /* The bound's per-vector arrays for S slices (ss: count x S or NULL; rl: count x (S + 1) or
  * NULL): rmax_s = MR_S, sum_up = SA' (SA + n MR_S) rounded up, ss = SS_s rounded up, rl = MR_u.
  * ref_plan_vector_one: vector x of them (the device's kernel runs it too); up = ref_plan_up(k),

@@ -22,9 +22,10 @@
  *    in the pairs added since the last flush, and P is flushed before that count could pass
  *    2^(55 - 2 beta) (>= K by the choice of beta): every sum stays <= 2^53, in any order.
  * Cost (ref_sparse_wanted): a product from the lists costs about REF_LIST_W multiply-adds of a
- * DGEMM. The densities of the planes come from a sample of rows and columns before anything is
- * made, the exact count of products (sum over k of A's column count times B's row count) once
- * the lists exist; either can send the products back to DGEMMs.
+ * DGEMM (ref_plan.h). The densities of the planes come from a sample of rows and columns before
+ * the plan, which weighs its candidates with them (ref_plan_make_lists: cheap pairs may buy
+ * more levels and fewer open elements); the exact count of products (sum over k of A's column
+ * count times B's row count) once the lists exist can still send the products back to DGEMMs.
  */
 #include <math.h>
 #include <stdint.h>
@@ -33,10 +34,6 @@
 
 #include "ref_plan.h"
 
-/* A product from the lists in DGEMM multiply-adds: a scalar scattered add into a row held in
- * L1 against a vectorised DGEMM's multiply-add (bench_reference with MMP_REF_LISTS=0 and =1
- * on the same operands measures it). */
-#define REF_LIST_W 24.0
 /* B's lists of one column block, every plane, fit in this many bytes (a share of the last-level
  * cache); blocks are at least REF_LIST_MIN_COLS wide, since each row of a block costs a few
  * loads whatever its length. */
@@ -91,7 +88,7 @@ static sp_ent *keep_chunk(const sp_ent *sc, size_t cap, const int32_t *cnt, sp_e
 static int pair_used(const ref_cert *c, int s, int t) { return s + t <= c->levels; }
 
 /* Nonzero digits per plane (the fractions) in up to SAMPLE_VECTORS evenly spaced vectors of
- * length k at x + v k with scale exponents e[v]. */
+ * length k at x + v k with scale exponents e[v], planes 1 .. S. */
 static void sample_density(double *dens, const double *x, const int *e, int64_t count, int64_t k, int beta, int S)
 {
     int64_t nv = count < SAMPLE_VECTORS ? count : SAMPLE_VECTORS, nz[REF_SMAX_DGEMM] = {0};
@@ -114,15 +111,24 @@ static double dgemm_cost(const ref_cert *c)   /* the DGEMM route's multiply-adds
     return (double)pairs * (double)c->d->m * (double)c->d->n * (double)c->d->k;
 }
 
-int ref_sparse_wanted(const ref_cert *c, int *jb, int mode)
+int ref_sparse_allowed(const ref_cert *c, int mode)
 {
     const ref_data *d = c->d;
-    if (mode == 2 || c->beta > REF_LIST_MAX_BETA || c->sa > REF_SMAX_DGEMM || c->sb > REF_SMAX_DGEMM ||
-        d->k > INT32_MAX || d->n > INT32_MAX)
-        return 0;
-    double da[REF_SMAX_DGEMM], db[REF_SMAX_DGEMM], est = 0.0, db_all = 0.0;
-    sample_density(da, d->a64, c->ea, d->m, d->k, c->beta, c->sa);
-    sample_density(db, d->b64, c->fb, d->n, d->k, c->beta, c->sb);
+    return mode != 2 && c->beta <= REF_LIST_MAX_BETA && d->k <= INT32_MAX && d->n <= INT32_MAX;
+}
+
+void ref_sparse_densities(double *da, double *db, const ref_cert *c)
+{
+    const ref_data *d = c->d;
+    sample_density(da, d->a64, c->ea, d->m, d->k, c->beta, REF_SMAX_DGEMM);
+    sample_density(db, d->b64, c->fb, d->n, d->k, c->beta, REF_SMAX_DGEMM);
+}
+
+int ref_sparse_wanted(const ref_cert *c, const double *da, const double *db, int *jb, int mode)
+{
+    const ref_data *d = c->d;
+    if (!ref_sparse_allowed(c, mode) || c->sa > REF_SMAX_DGEMM || c->sb > REF_SMAX_DGEMM) return 0;
+    double est = 0.0, db_all = 0.0;
     for (int t = 1; t <= c->sb; t++) db_all += db[t - 1];
     for (int s = 1; s <= c->sa; s++)
         for (int t = 1; t <= c->sb; t++)
