@@ -21,7 +21,7 @@ one() {   # lists(''|0) a b d dist samples
   echo "# made by: bash bench/bench_reference_cpu_formats.sh $bin $size $runs ($(date -u +%FT%TZ), git $(git rev-parse --short=12 HEAD 2>/dev/null || echo '?'))"
   echo "# $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
   one "" bf16 bf16 fp32 uniform 0 | grep -E '^# (gpu|mpfr)' || true
-  printf '%-16s %-8s %9s %9s %7s  %-28s %9s  %s\n' formats dist "auto s" "dgemm s" ratio "auto: route, slices, levels" "dot" "vs mpfr"
+  printf '%-16s %-8s %9s %9s %10s  %-22s %9s  %s\n' formats dist "auto s" "dgemm s" "auto/dgemm" "route, slices, levels" "dot" "vs mpfr"
   for f in $formats; do
     IFS=: read -r a b d <<<"$f"
     for dist in uniform wide special; do
@@ -36,7 +36,7 @@ one() {   # lists(''|0) a b d dist samples
       plan=$(sed -n 's/.*slices \([0-9x]*\) of [0-9]* bits, \([0-9]*\) levels, .*(route \([a-z0-9]*\)).*/\3, \1, \2/p' <<<"$line")
       dot=$(sed -n 's/.*dot stage \([0-9]*\) in.*/\1/p' <<<"$line")
       mp=$(one "" "$a" "$b" "$d" "$dist" 1000 | sed -n 's/^sampled vs pure mpfr: .*, \([0-9]* disagreements\).*/\1/p')
-      printf '%-16s %-8s %9s %9s %7.2f  %-28s %9s  %s\n' "$f" "$dist" "$ma" "$md" "$(awk -v a="$ma" -v d="$md" 'BEGIN {print d > 0 ? a / d : 0}')" "$plan" "$dot" "$mp"
+      printf '%-16s %-8s %9s %9s %10.2f  %-22s %9s  %s\n' "$f" "$dist" "$ma" "$md" "$(awk -v a="$ma" -v d="$md" 'BEGIN {print (d > 0 ? a / d : 0)}')" "$plan" "$dot" "$mp"
     done
   done
 } | tee "$out"
