@@ -331,6 +331,11 @@ static void prod_part(void *ctx, int64_t b, int64_t e, int tid)
                     size_t brow = ((size_t)(t - 1) * sp->nb + q) * k;
                     for (int64_t x = 0; x < na; x++) {
                         double qa = ra[x].q;
+                        if (x + 2 < na) {   /* the row after next: its start is a cache miss */
+                            const char *nx = (const char *)sp->b_row[brow + (size_t)ra[x + 2].idx];
+                            __builtin_prefetch(nx);
+                            __builtin_prefetch(nx + 64);
+                        }
                         const sp_ent *rb = sp->b_row[brow + (size_t)ra[x].idx];
                         int32_t nbq = sp->b_cnt[brow + (size_t)ra[x].idx];
                         for (int32_t y = 0; y < nbq; y++) p[rb[y].idx] += qa * (double)rb[y].q;
