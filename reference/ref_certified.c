@@ -254,16 +254,48 @@ static void accumulate_rows(void *ctx, int64_t b, int64_t e, int tid)
     for (int64_t i = b; i < e; i++)
         for (int64_t col = 0; col < n; col++) {
             size_t x = (size_t)i * n + (size_t)col;
-            int ex = c->ea[i] + c->fb[col] - j->pair_exp;
-            if (ex < -1022 || ex > 970) { c->err[x] = INFINITY; continue; }
-            ref_acc(&c->h[x], &c->l[x], &c->err[x], j->p[x] * ref_pow2(ex));   /* exact term */
+            ref_acc_scaled(&c->h[x], &c->l[x], &c->err[x], j->p[x], c->ea[i] + c->fb[col] - j->pair_exp);
         }
+}
+
+/* Steps 3 and 6 on DGEMMs: each pair's product, g pairs of one level summed in one array. */
+static mmp_status dgemm_products(mmp_ref_result *r, ref_cert *c, const ref_data *d)
+{
+    int64_t m = d->m, n = d->n, k = d->k;
+    double *p = ref_big_alloc((size_t)m * n * sizeof(double), 0);
+    if (!p) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
+    size_t mk = (size_t)m * k, kn = (size_t)k * n;
+    /* step 3: g pairs of one level summed in one product array stay exact (g K 2^(2 beta - 2)
+     * <= 2^53), so they are accumulated once */
+    double room = ldexp(1.0, 55 - 2 * c->beta) / (double)k;
+    int group = room >= REF_SMAX_DGEMM ? REF_SMAX_DGEMM : (room >= 1.0 ? (int)room : 1);
+    for (int lvl = 2; lvl <= c->levels; lvl++) {   /* largest weights first */
+        int in = 0, last = c->sa < lvl - 1 ? c->sa : lvl - 1;
+        for (int s = 1; s <= last; s++) {
+            int t = lvl - s;
+            if (t < 1 || t > c->sb) continue;
+            double t1 = mmp_clock_now();
+            /* row-major P = column-major P^T = Qb^T Qa^T (Qa row-major is Qa^T column-major) */
+            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)n, (int)m, (int)k, 1.0,
+                        c->qb + (size_t)(t - 1) * kn, (int)k, c->qa + (size_t)(s - 1) * mk, (int)k, in ? 1.0 : 0.0, p,
+                        (int)n);
+            r->n_gemms++;
+            r->time.gemm_s += mmp_clock_now() - t1;
+            if (++in < group && s < last) continue;
+            double t2 = mmp_clock_now();
+            acc_job aj = {c, p, c->beta * lvl};
+            mmp_parallel_for(d->threads, m, 8, accumulate_rows, &aj);
+            r->time.combine_s += mmp_clock_now() - t2;
+            in = 0;
+        }
+    }
+    ref_big_free(p);
+    return MMP_STATUS_OK;
 }
 
 mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o)
 {
     const mmp_gemm *g = d->g;
-    int64_t m = d->m, n = d->n, k = d->k;
     if (o->force_mpfr || !isfinite(g->alpha) || !isfinite(g->beta)) {
         mmp_ref_path keep = r->path;
         mmp_status st = ref_mpfr_run(r, d);
@@ -274,44 +306,15 @@ mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref
     double t0 = mmp_clock_now();
     mmp_status st = ref_cert_prepare(&c, r, d, o, 1);
     r->time.combine_s += mmp_clock_now() - t0;
-    if (st == MMP_STATUS_OK && c.lists) {   /* the products from the lists */
+    if (st == MMP_STATUS_OK && c.lists) {   /* steps 3 and 6 from the lists */
         double t1 = mmp_clock_now();
         st = ref_sparse_run(&c, c.lists);
         r->lists = 1;
         r->n_list_products = ref_sparse_count(c.lists);
         r->time.gemm_s += mmp_clock_now() - t1;
-        if (st == MMP_STATUS_OK) st = ref_cert_finish(&c);
-        ref_cert_free(&c);
-        return st;
+    } else if (st == MMP_STATUS_OK) {
+        st = dgemm_products(r, &c, d);
     }
-    double *p = st == MMP_STATUS_OK ? ref_big_alloc((size_t)m * n * sizeof(double), 0) : NULL;
-    if (st == MMP_STATUS_OK && !p) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory");
-    size_t mk = (size_t)m * k, kn = (size_t)k * n;
-    /* step 3: g pairs of one level summed in one product array stay exact (g K 2^(2 beta - 2)
-     * <= 2^53), so they are accumulated once */
-    double room = ldexp(1.0, 55 - 2 * c.beta) / (double)k;
-    int group = room >= REF_SMAX_DGEMM ? REF_SMAX_DGEMM : (room >= 1.0 ? (int)room : 1);
-    for (int lvl = 2; st == MMP_STATUS_OK && lvl <= c.levels; lvl++) {   /* largest weights first */
-        int in = 0, last = c.sa < lvl - 1 ? c.sa : lvl - 1;
-        for (int s = 1; s <= last; s++) {
-            int t = lvl - s;
-            if (t < 1 || t > c.sb) continue;
-            double t1 = mmp_clock_now();
-            /* row-major P = column-major P^T = Qb^T Qa^T (Qa row-major is Qa^T column-major) */
-            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)n, (int)m, (int)k, 1.0,
-                        c.qb + (size_t)(t - 1) * kn, (int)k, c.qa + (size_t)(s - 1) * mk, (int)k, in ? 1.0 : 0.0, p,
-                        (int)n);
-            r->n_gemms++;
-            r->time.gemm_s += mmp_clock_now() - t1;
-            if (++in < group && s < last) continue;
-            double t2 = mmp_clock_now();
-            acc_job aj = {&c, p, c.beta * lvl};
-            mmp_parallel_for(d->threads, m, 8, accumulate_rows, &aj);
-            r->time.combine_s += mmp_clock_now() - t2;
-            in = 0;
-        }
-    }
-    ref_big_free(p);
     if (st == MMP_STATUS_OK) st = ref_cert_finish(&c);
     ref_cert_free(&c);
     return st;

@@ -57,10 +57,8 @@ __global__ void accumulate_kernel(double *h, double *l, double *err, const doubl
 {
     int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= m * n) return;
-    int ex = ea[x / n] + fb[x % n] - pair_exp;
-    if (ex < -1022 || ex > 970) { err[x] = INFINITY; return; }
     double hh = h[x], ll = l[x], ee = err[x];
-    ref_acc(&hh, &ll, &ee, p[x] * ref_pow2(ex));
+    ref_acc_scaled(&hh, &ll, &ee, p[x], ea[x / n] + fb[x % n] - pair_exp);
     h[x] = hh; l[x] = ll; err[x] = ee;
 }
 

@@ -216,6 +216,14 @@ REF_HD double ref_pow2(int e)   /* 2^e for -1022 <= e <= 1023 */
     return v.d;
 }
 
+/* Steps 4 and 6 for one exact term v 2^ex (v an integer below 2^53 in magnitude): into the
+ * state, or the element unknown (err = Inf) when ex leaves [-1022, 970]. */
+REF_HD void ref_acc_scaled(double *h, double *l, double *err, double v, int ex)
+{
+    if (ex < -1022 || ex > 970) { *err = INFINITY; return; }
+    ref_acc(h, l, err, v * ref_pow2(ex));
+}
+
 REF_HD double ref_scale(double x, int e)   /* x 2^e, exact unless it underflows */
 {
     return (e >= -1022 && e <= 1023) ? x * ref_pow2(e) : ldexp(x, e);

@@ -156,12 +156,21 @@ static void imma_fewest(ref_v2_plan *p, const ref_vstats *va, const ref_vstats *
     p->drop_b = p->smax_b - p->sb;
 }
 
-static int cand_pairs(const cand *c)
+int ref_plan_pairs(int sa, int sb, int levels)
 {
     int n = 0;
-    for (int s = 1; s <= c->sa; s++)
-        for (int t = 1; t <= c->sb; t++) n += s + t <= c->levels;
+    for (int s = 1; s <= sa; s++)
+        for (int t = 1; t <= sb; t++) n += s + t <= levels;
     return n;
+}
+
+double ref_plan_list_share(int sa, int sb, int levels, const double *da, const double *db)
+{
+    double share = 0.0;
+    for (int s = 1; s <= sa; s++)
+        for (int t = 1; t <= sb; t++)
+            if (s + t <= levels) share += da[s - 1] * db[t - 1];
+    return share;
 }
 
 /* The chance that the decision leaves an element of estimate x open under a bound d: the
@@ -187,12 +196,9 @@ typedef struct {
  * products where the lists cost less (the route the CPU path then takes, ref_sparse_wanted). */
 static double cand_cost(const cand *c, double w_pair, const list_cost *lc)
 {
-    double pairs = cand_pairs(c) * w_pair;
+    double pairs = ref_plan_pairs(c->sa, c->sb, c->levels) * w_pair;
     if (!lc) return pairs;
-    double lists = 0.0;
-    for (int s = 1; s <= c->sa; s++)
-        for (int t = 1; t <= c->sb; t++)
-            if (s + t <= c->levels) lists += lc->da[s - 1] * lc->db[t - 1] * lc->w;
+    double lists = ref_plan_list_share(c->sa, c->sb, c->levels, lc->da, lc->db) * lc->w;
     return lists < pairs ? lists : pairs;
 }
 

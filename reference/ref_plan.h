@@ -268,6 +268,11 @@ REF_HD void ref_plan_vector_one(double *rmax_s, double *sum_up, double *ss, doub
 }
 void ref_plan_vectors(double *rmax_s, double *sum_up, double *ss, double *rl, const ref_vstats *v, int64_t count,
                       int S, int64_t k);
+/* The slice pairs s <= sa, t <= sb, s + t <= levels; and their expected products of nonzero
+ * digits as a share of M N K, from the fractions of nonzero digits da[s-1], db[t-1] of the
+ * planes (independent positions assumed: the CPU's list route, ref_sparse.c). */
+int ref_plan_pairs(int sa, int sb, int levels);
+double ref_plan_list_share(int sa, int sb, int levels, const double *da, const double *db);
 /* Whether the plan keeps only some pairs (the bound then needs a_ss and b_rl). */
 int ref_plan_triangle(const ref_v2_plan *p);
 /* The route of version 2 for g: 1 = int8 (o->imma, MMP_REF_IMMA, else the cost model), 0 =

@@ -85,8 +85,6 @@ static sp_ent *keep_chunk(const sp_ent *sc, size_t cap, const int32_t *cnt, sp_e
     return block;
 }
 
-static int pair_used(const ref_cert *c, int s, int t) { return s + t <= c->levels; }
-
 /* Nonzero digits per plane (the fractions) in up to SAMPLE_VECTORS evenly spaced vectors of
  * length k at x + v k with scale exponents e[v], planes 1 .. S. */
 static void sample_density(double *dens, const double *x, const int *e, int64_t count, int64_t k, int beta, int S)
@@ -105,10 +103,7 @@ static void sample_density(double *dens, const double *x, const int *e, int64_t 
 
 static double dgemm_cost(const ref_cert *c)   /* the DGEMM route's multiply-adds */
 {
-    int pairs = 0;
-    for (int s = 1; s <= c->sa; s++)
-        for (int t = 1; t <= c->sb; t++) pairs += pair_used(c, s, t);
-    return (double)pairs * (double)c->d->m * (double)c->d->n * (double)c->d->k;
+    return ref_plan_pairs(c->sa, c->sb, c->levels) * (double)c->d->m * (double)c->d->n * (double)c->d->k;
 }
 
 int ref_sparse_allowed(const ref_cert *c, int mode)
@@ -128,11 +123,8 @@ int ref_sparse_wanted(const ref_cert *c, const double *da, const double *db, int
 {
     const ref_data *d = c->d;
     if (!ref_sparse_allowed(c, mode) || c->sa > REF_SMAX_DGEMM || c->sb > REF_SMAX_DGEMM) return 0;
-    double est = 0.0, db_all = 0.0;
+    double est = ref_plan_list_share(c->sa, c->sb, c->levels, da, db), db_all = 0.0;
     for (int t = 1; t <= c->sb; t++) db_all += db[t - 1];
-    for (int s = 1; s <= c->sa; s++)
-        for (int t = 1; t <= c->sb; t++)
-            if (pair_used(c, s, t)) est += da[s - 1] * db[t - 1];
     double cols = REF_LIST_BLOCK_BYTES / (sizeof(sp_ent) * (double)d->k * (db_all > 0.02 ? db_all : 0.02));
     int64_t w = cols >= (double)d->n ? d->n : ((int64_t)cols / 16) * 16;
     if (w < REF_LIST_MIN_COLS) w = d->n < REF_LIST_MIN_COLS ? d->n : REF_LIST_MIN_COLS;
@@ -262,7 +254,7 @@ mmp_status ref_sparse_make(ref_sparse **out, const ref_cert *c, int jb)
         for (size_t y = 0; y < (size_t)c->sa * d->k; y++) sp->col_a[y] += sp->col_t[(size_t)x * c->sa * d->k + y];
     for (int s = 1; s <= c->sa; s++)
         for (int t = 1; t <= c->sb; t++) {
-            if (!pair_used(c, s, t)) continue;
+            if (s + t > c->levels) continue;
             const int64_t *ca = sp->col_a + (size_t)(s - 1) * d->k;
             for (int q = 0; q < sp->nb; q++) {
                 const int32_t *cb = sp->b_cnt + ((size_t)(t - 1) * sp->nb + q) * d->k;
@@ -295,9 +287,7 @@ static void flush(ref_cert *c, const double *p, int64_t i, int64_t j0, int64_t j
     int64_t n = c->d->n;
     for (int64_t col = j0; col < j1; col++) {
         size_t x = (size_t)i * n + (size_t)col;
-        int ex = c->ea[i] + c->fb[col] - c->beta * level;
-        if (ex < -1022 || ex > 970) { c->err[x] = INFINITY; continue; }
-        ref_acc(&c->h[x], &c->l[x], &c->err[x], p[col - j0] * ref_pow2(ex));
+        ref_acc_scaled(&c->h[x], &c->l[x], &c->err[x], p[col - j0], c->ea[i] + c->fb[col] - c->beta * level);
     }
 }
 

@@ -116,10 +116,8 @@ REF_HD double ref_v2_rem(double v, int e, int beta, int S, double *rem_last)
 REF_HD void ref_v2_accumulate_one(double *h, double *l, double *err, const double *p, const int *ea, const int *fb,
                                   int64_t n, int pair_exp, int64_t x)
 {
-    int ex = ea[x / n] + fb[x % n] - pair_exp;
-    if (ex < -1022 || ex > 970) { err[x] = INFINITY; return; }
     double hh = h[x], ll = l[x], ee = err[x];
-    ref_acc(&hh, &ll, &ee, p[x] * ref_pow2(ex));
+    ref_acc_scaled(&hh, &ll, &ee, p[x], ea[x / n] + fb[x % n] - pair_exp);
     h[x] = hh; l[x] = ll; err[x] = ee;
 }
 
