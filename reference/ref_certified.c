@@ -295,16 +295,11 @@ static mmp_status dgemm_products(mmp_ref_result *r, ref_cert *c, const ref_data 
 
 mmp_status ref_certified_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o)
 {
-    const mmp_gemm *g = d->g;
-    if (o->force_mpfr || !isfinite(g->alpha) || !isfinite(g->beta)) {
-        mmp_ref_path keep = r->path;
-        mmp_status st = ref_mpfr_run(r, d);
-        r->path = keep;
-        return st;
-    }
+    mmp_status st;
+    if (ref_mpfr_instead(&st, r, d, o)) return st;
     ref_cert c;
     double t0 = mmp_clock_now();
-    mmp_status st = ref_cert_prepare(&c, r, d, o, 1);
+    st = ref_cert_prepare(&c, r, d, o, 1);
     r->time.combine_s += mmp_clock_now() - t0;
     if (st == MMP_STATUS_OK && c.lists) {   /* steps 3 and 6 from the lists */
         double t1 = mmp_clock_now();

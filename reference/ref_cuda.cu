@@ -198,13 +198,8 @@ static mmp_status device_products(ref_cert *c, dev_bufs *g, const mmp_ref_option
 
 extern "C" mmp_status ref_cuda_run(mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o)
 {
-    const mmp_gemm *g = d->g;
-    if (o->force_mpfr || !isfinite(g->alpha) || !isfinite(g->beta)) {
-        mmp_ref_path keep = r->path;
-        mmp_status st = ref_mpfr_run(r, d);
-        r->path = keep;
-        return st;
-    }
+    mmp_status st0;
+    if (ref_mpfr_instead(&st0, r, d, o)) return st0;
     if (d->m * d->k > INT32_MAX * 64LL || d->k * d->n > INT32_MAX * 64LL)
         return MMP_ERR(MMP_STATUS_UNSUPPORTED, "reference: operands too large for the device path");
     r->split.version = 1;

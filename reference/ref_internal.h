@@ -92,6 +92,9 @@ void ref_mpfr_element(double *d64, double *dout, int64_t *i64, int *fits, int *i
 /* Recompute the listed row-major element indices into r (threads). */
 mmp_status ref_mpfr_list(mmp_ref_result *r, const ref_data *d, const int64_t *idx, int64_t count);
 mmp_status ref_mpfr_run(mmp_ref_result *r, const ref_data *d);
+/* A fast path's first test: with force_mpfr or a non-finite alpha or beta, the whole result
+ * from MPFR into r (r->path kept) and its status in *st; returns 1 then, else 0. */
+int ref_mpfr_instead(mmp_status *st, mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o);
 
 /* ---- the exact evaluator (ref_exact.c): a long accumulator, no MPFR ---- */
 /* d64 = RN64(X), dout = RN_fmt(X) for element (i, j), exactly as ref_mpfr_element; returns 0

@@ -227,3 +227,13 @@ mmp_status ref_mpfr_run(mmp_ref_result *r, const ref_data *d)
     r->path = MMP_REF_PATH_MPFR;
     return run_job(r, d, NULL, 0);
 }
+
+int ref_mpfr_instead(mmp_status *st, mmp_ref_result *r, const ref_data *d, const mmp_ref_options *o)
+{
+    const mmp_gemm *g = d->g;
+    if (!o->force_mpfr && isfinite(g->alpha) && isfinite(g->beta)) return 0;
+    mmp_ref_path keep = r->path;
+    *st = ref_mpfr_run(r, d);
+    r->path = keep;
+    return 1;
+}
