@@ -32,7 +32,10 @@
  *      with has its operands: the resident time then has no upload.
  *   8. --routes R[,R...] (with --gpu, version 2): the reference once per route on the same
  *      operands, in this process (mmp_ref_options.imma: 0 = the plan's choice, 1 = int8 slices
- *      on integer tensor cores, 2 = DGEMMs); each result line names the route that ran.
+ *      on integer tensor cores, 2 = DGEMMs; 3 = int8 slices with squares by residues weighed by
+ *      cost, mmp_ref_options.crt = 1, 4 = int8 with every square by residues, crt = 3; routes
+ *      0-2 leave crt to MMP_REF_CRT); each result line names the route that ran
+ *      ("int8-crt N": N moduli).
  *   9. --repeat R: the reference R times per route on the same operands, the last one reported
  *      (the earlier ones' times printed: the first call of a size loads its cuBLAS kernels).
  * Exit status: 0, 1 when any disagreement was found, 2 usage, 3 environment.
@@ -129,6 +132,23 @@ static int64_t parse_list(int64_t *out, int max, const char *s)
     return n;
 }
 
+/* --routes: route r's options (see the header). */
+static void bench_route(mmp_ref_options *o, int r)
+{
+    o->imma = r >= 3 ? 1 : r;
+    o->crt = r == 3 ? 1 : r == 4 ? 3 : 0;
+}
+
+/* The route a result ran: "dgemm", "int8", or "int8-crt N" (N moduli). */
+static const char *route_name(const mmp_ref_result *r)
+{
+    static char buf[32];
+    if (!r->imma) return "dgemm";
+    if (!r->crt) return "int8";
+    snprintf(buf, sizeof buf, "int8-crt %d", r->crt);
+    return buf;
+}
+
 int main(int argc, char **argv)
 {
     int64_t sizes[16] = {256, 1024, 2048};
@@ -148,7 +168,11 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--sizes")) nsizes = (int)parse_list(sizes, 16, v);
         else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
         else if (!strcmp(argv[i], "--device-version")) device_version = atoi(v);
-        else if (!strcmp(argv[i], "--routes")) nroutes = (int)parse_list(routes, 3, v);
+        else if (!strcmp(argv[i], "--routes")) {
+            nroutes = (int)parse_list(routes, 3, v);
+            for (int q = 0; q < nroutes; q++)
+                if (routes[q] < 0 || routes[q] > 4) { fprintf(stderr, "bench_reference: --routes takes 0..4, got %lld\n", (long long)routes[q]); return 2; }
+        }
         else if (!strcmp(argv[i], "--repeat")) repeat = atoi(v) > 0 ? atoi(v) : 1;
         else if (!strcmp(argv[i], "--mpfr-full-max")) full_max = atoll(v);
         else if (!strcmp(argv[i], "--mpfr-rows")) mpfr_rows = atoll(v);
@@ -190,12 +214,12 @@ int main(int argc, char **argv)
             mmp_ref_options_init(&o);
             o.path = MMP_REF_PATH_CUDA;
             o.device_version = device_version;
-            o.imma = (int)routes[ri];
+            bench_route(&o, (int)routes[ri]);
             mmp_ref_result r;
             mmp_ref_result_init(&r);
             if (a && b && mmp_ref_gemm(&r, a, b, NULL, &g, &o) == MMP_STATUS_OK)
                 printf("# device warm-up (CUDA context, cuBLAS, modules): %.3f s at 64^3, %s route\n", r.time.total_s,
-                       r.imma ? "int8" : "DGEMM");
+                       route_name(&r));
             else
                 printf("# device warm-up FAILED: %s\n", mmp_error_last());
             mmp_ref_result_clear(&r);
@@ -218,7 +242,7 @@ int main(int argc, char **argv)
             o.threads = threads;
             o.path = gpu ? MMP_REF_PATH_CUDA : MMP_REF_PATH_CERTIFIED;
             o.device_version = device_version;
-            o.imma = (int)routes[ri];
+            bench_route(&o, (int)routes[ri]);
             void *da = NULL, *db = NULL, *dc = NULL;   /* --operands-on-device: uploaded untimed, as a harness has them */
             if (gpu && on_device) {
                 mmp_status su = ref_cuda2_upload(&da, a, g.a, g.la, g.lda, n, n, 0);
@@ -246,10 +270,10 @@ int main(int argc, char **argv)
                 return mmp_status_exit_code(st);
             }
             printf("certified %s%s: %.3f s (convert %.3f, gemm %.3f, combine+decide %.3f, mpfr %.3f); "
-                   "n_mpfr %lld of %lld; slices %dx%d of %d bits, %d levels, %lld %s\n",
+                   "n_mpfr %lld of %lld; slices %dx%d of %d bits, %d levels, %lld %s%s)\n",
                    gpu ? "gpu" : "cpu", !gpu ? "" : r.split.version == 2 ? " v2" : " v1", r.time.total_s, r.time.convert_s, r.time.gemm_s, r.time.combine_s,
                    r.time.mpfr_s, (long long)r.n_mpfr, (long long)(n * n), r.slices_a, r.slices_b, r.slice_bits,
-                   r.slice_levels, (long long)r.n_gemms, r.imma ? "int8 GEMMs (route int8)" : r.lists ? "DGEMMs (route lists)" : "DGEMMs (route dgemm)");
+                   r.slice_levels, (long long)r.n_gemms, r.imma ? "int8 GEMMs (route " : r.lists ? "DGEMMs (route lists" : "DGEMMs (route dgemm", r.imma ? route_name(&r) : "");
             if (r.lists)
                 printf("slice products from lists: %.3e products (a DGEMM of the same shape: %.3e multiply-adds)\n",
                        r.n_list_products, (double)n * n * n);
@@ -280,7 +304,7 @@ int main(int argc, char **argv)
                     if (r.split.version == 2)
                         printf("certified gpu v2: route %s: resident on device %.4f s = %.2f x DGEMM; download %.4f s = "
                                "%.2f x DGEMM; total %.4f s = %.2f x DGEMM (setup %.4f s, mpfr %.4f s, n_mpfr %lld)\n",
-                               r.imma ? "int8" : "dgemm", r.split.resident_s,
+                               route_name(&r), r.split.resident_s,
                                r.split.resident_s / t_dgemm, r.split.download_s, r.split.download_s / t_dgemm,
                                r.time.total_s, r.time.total_s / t_dgemm, r.split.setup_s, r.time.mpfr_s, (long long)r.n_mpfr);
                 } else {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ref_crt.h"
 #include "ref_plan.h"
 
 static int ceil_log2(int64_t k)
@@ -44,6 +45,39 @@ int ref_plan_route(const mmp_gemm *g, const mmp_ref_options *o)
     ref_slicing_route(&beta, &sa, &sb, g->k, pa, pb, o->slices, 0);
     ref_slicing_route(&beta, &ia, &ib, g->k, pa, pb, o->slices, 1);
     return ia * ib * REF_IMMA_W_PAIR < (double)sa * sb;
+}
+
+int ref_plan_crt_mode(const mmp_ref_options *o)
+{
+    int want = o->crt;
+    if (want == 0) {
+        const char *e = getenv("MMP_REF_CRT");
+        want = e && *e == '1' ? 1 : e && *e == '3' ? 3 : 2;
+    }
+    return want == 1 ? 1 : want == 3 ? 2 : 0;
+}
+
+/* The residue route's cost for the square sa x sb in pairs, or 0 where it cannot run (not the
+ * int8 route, K' past one GEMM's, more than REF_CRT_MAX moduli). */
+static double crt_pairs(const ref_v2_plan *p, int sa, int sb)
+{
+    if (!p->imma || !p->crt_mode || p->kp > p->kmax) return 0.0;
+    int nm = ref_crt_count(sa, sb, p->kp);
+    return nm ? nm + REF_CRT_W_EXTRA : 0.0;
+}
+
+/* Whether the square sa x sb takes the residue route: where it is cheaper than its pairs (or
+ * wanted for every square). */
+static int crt_taken(const ref_v2_plan *p, int sa, int sb)
+{
+    double c = crt_pairs(p, sa, sb);
+    return c > 0.0 && (p->crt_mode == 2 || c < (double)sa * sb);
+}
+
+/* The square's products in pairs: its pairs, or its moduli on the residue route. */
+static double square_pairs(const ref_v2_plan *p, int sa, int sb)
+{
+    return crt_taken(p, sa, sb) ? crt_pairs(p, sa, sb) : (double)sa * sb;
 }
 
 int ref_imma_jobs(ref_imma_job *jobs, int cap, const ref_v2_plan *p)
@@ -146,7 +180,7 @@ static void imma_fewest(ref_v2_plan *p, const ref_vstats *va, const ref_vstats *
         for (int sb = 1; sb <= p->smax_b; sb++) {
             double terms = (double)ra[sa] * n + (double)rb[sb] * m;
             if (terms > budget) continue;
-            double cost = sa * sb * REF_IMMA_W_PAIR + REF_SPARSE_W * terms / mnk;
+            double cost = square_pairs(p, sa, sb) * REF_IMMA_W_PAIR + REF_SPARSE_W * terms / mnk;
             if (!best_a || cost < best_cost) { best_a = sa; best_b = sb; best_cost = cost; }
         }
     p->sparse = best_a > 0;
@@ -194,23 +228,27 @@ typedef struct {
 
 /* A candidate's slice products in DGEMMs: its pairs at w_pair each, or its expected list
  * products where the lists cost less (the route the CPU path then takes, ref_sparse_wanted). */
-static double cand_cost(const cand *c, double w_pair, const list_cost *lc)
+static double cand_cost(const ref_v2_plan *p, const cand *c, double w_pair, const list_cost *lc)
 {
-    double pairs = ref_plan_pairs(c->sa, c->sb, c->levels) * w_pair;
+    double pairs = (c->levels >= c->sa + c->sb ? square_pairs(p, c->sa, c->sb)
+                                               : ref_plan_pairs(c->sa, c->sb, c->levels)) * w_pair;
     if (!lc) return pairs;
     double lists = ref_plan_list_share(c->sa, c->sb, c->levels, lc->da, lc->db) * lc->w;
     return lists < pairs ? lists : pairs;
 }
 
-/* Bound mode: the square against the triangles, on the samples. */
+/* Bound mode: the square against the triangles, on the samples; with the residue route also
+ * the squares of 1 .. REF_SMAX slices (only those when it is wanted for every square). */
 static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats *vb, const ref_sample *smp, int ns,
                           double w_dot, double w_pair, int tri_max, int64_t k, const list_cost *lc)
 {
-    cand c[REF_TRI_MAX];
+    cand c[REF_TRI_MAX + REF_SMAX];
     int nc = 0;
     c[nc++] = (cand){p->sa, p->sb, p->sa + p->sb};
-    for (int L = 3; L <= tri_max; L++) c[nc++] = (cand){L - 1, L - 1, L};
-    double open[REF_TRI_MAX] = {0};
+    for (int L = 3; L <= tri_max && p->crt_mode != 2; L++) c[nc++] = (cand){L - 1, L - 1, L};
+    for (int S = 1; S <= REF_SMAX; S++)
+        if (crt_pairs(p, S, S) > 0.0) c[nc++] = (cand){S, S, 2 * S};
+    double open[REF_TRI_MAX + REF_SMAX] = {0};
     int valid = 0;
     double up = ref_plan_up(k);
     for (int t = 0; t < ns; t++) {
@@ -224,7 +262,7 @@ static void choose_levels(ref_v2_plan *p, const ref_vstats *va, const ref_vstats
     int best = 0;
     double best_cost = 0;
     for (int q = 0; q < nc; q++) {
-        double cost = cand_cost(&c[q], w_pair, lc) + w_dot * open[q] / valid;
+        double cost = cand_cost(p, &c[q], w_pair, lc) + w_dot * open[q] / valid;
         if (q == 0 || cost < best_cost) { best = q; best_cost = cost; }
     }
     if (best == 0) return;
@@ -267,6 +305,7 @@ static void plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *
     p->kmax = REF_IMMA_KMAX;
     const char *e = getenv("MMP_REF_IMMA_KMAX");
     if (e && atoll(e) > 0 && atoll(e) < REF_IMMA_KMAX) p->kmax = atoll(e) < 16 ? 16 : atoll(e) / 16 * 16;
+    p->crt_mode = imma ? ref_plan_crt_mode(o) : 0;
     int64_t full_a = 0, last_a = 0, full_b = 0, last_b = 0;
     for (int64_t i = 0; i < m; i++) { full_a += va[i].cnt[p->smax_a]; last_a += va[i].cnt[p->smax_a - 1]; }
     for (int64_t j = 0; j < n; j++) { full_b += vb[j].cnt[p->smax_b]; last_b += vb[j].cnt[p->smax_b - 1]; }
@@ -293,6 +332,7 @@ static void plan_make(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *
         choose_levels(p, va, vb, smp, ns, w_dot, imma ? REF_IMMA_W_PAIR : 1.0, imma ? REF_TRI_MAX : REF_TRI_MAX_DGEMM,
                       k, lc);
     }
+    p->crt = !ref_plan_triangle(p) && crt_taken(p, p->sa, p->sb);
     p->nnz_a = p->nnz_b = 0;   /* the remainders after the slices used */
     for (int64_t i = 0; i < m; i++) p->nnz_a += va[i].cnt[p->sa];
     for (int64_t j = 0; j < n; j++) p->nnz_b += vb[j].cnt[p->sb];

@@ -47,6 +47,12 @@
  *          products are the same for any beta. Cost model (ref_plan_route, ref_plan_make): a
  *          pair costs REF_IMMA_W_PAIR DGEMMs; the sparse remainder terms REF_SPARSE_W DGEMM
  *          multiply-adds each.
+ *   CRT    on the int8 route, a square of slices (every pair s <= Sa, t <= Sb) by residues
+ *          (ref_crt.h): each entry's slices as one integer, its residues modulo N pairwise
+ *          coprime moduli <= 256 as int8 planes, one int8 GEMM per modulus, and the square's
+ *          exact value back by the Chinese remainder theorem. N grows with Sa + Sb (8 (Sa + Sb)
+ *          + log2 K bits), the pairs with Sa Sb: 10 x 10 slices take 23 GEMMs, not 100. With
+ *          it the plan also weighs squares of up to REF_SMAX slices against the triangles.
  */
 #ifndef MMAPROBE_REF_PLAN_H
 #define MMAPROBE_REF_PLAN_H
@@ -91,6 +97,10 @@
 /* int32 planes accumulated per pass: every triangle's levels in one (REF_TRI_MAX - 1 jobs when
  * K' stays below REF_IMMA_KMAX), so the state is written once, never read back */
 #define REF_IMMA_BATCH 12
+/* The residue route (ref_crt.h) for a square of int8 slices: one GEMM per modulus, each as a
+ * pair's, plus the residues of the operands and the reconstruction, in pairs' GEMMs (an
+ * estimate: their passes over the operands and over N byte planes). */
+#define REF_CRT_W_EXTRA 3.0
 
 /* Per vector (a row of A, a column of B): what the plan and the bound read. */
 typedef struct ref_vstats {
@@ -193,6 +203,8 @@ typedef struct ref_v2_plan {
     int64_t nnz_a, nnz_b;           /* sparse: the remainders after sa, sb slices */
     int imma;                       /* the int8 route (beta = REF_IMMA_BETA) */
     int64_t kp, kmax;               /* int8: a slice's padded length; the longest K' of one GEMM */
+    int crt_mode;                   /* int8: the residue route 0 off, 1 by cost, 2 for every square */
+    int crt;                        /* int8: the square's products by residues (ref_crt.h) */
 } ref_v2_plan;
 
 /* One int8 GEMM of the plan: the pairs (s, level - s) for s = s0..s1, over k0..k1 of each
@@ -278,9 +290,16 @@ int ref_plan_triangle(const ref_v2_plan *p);
 /* The route of version 2 for g: 1 = int8 (o->imma, MMP_REF_IMMA, else the cost model), 0 =
  * DGEMM. The int8 route needs formats of at most REF_IMMA_MAX_BITS significand bits. */
 int ref_plan_route(const mmp_gemm *g, const mmp_ref_options *o);
+/* The residue route's mode on the int8 route (ref_v2_plan.crt_mode: 0 never, 1 by cost, 2 every
+ * square) from o->crt (1 by cost, 2 never, 3 every square), else MMP_REF_CRT (1 by cost, 3
+ * every square, 0 never), else never. */
+int ref_plan_crt_mode(const mmp_ref_options *o);
 /* ref_plan_make for a route (imma: the int8 slicing, its pair weight and the fewest slices whose
  * exact remainders cost least). ref_plan_make is the DGEMM route. MMP_REF_IMMA_KMAX (tests)
- * lowers the longest K' of one int8 GEMM. */
+ * lowers the longest K' of one int8 GEMM. On the int8 route the squares may take the residue
+ * route (ref_crt.h) as ref_plan_crt_mode says: by cost, where one GEMM per modulus is fewer
+ * than one per pair (squares of up to REF_SMAX slices then compete with the triangles), or
+ * for every square (the triangles left out). */
 void ref_plan_make_route(ref_v2_plan *p, const mmp_gemm *g, const mmp_ref_options *o, const ref_vstats *va,
                          const ref_vstats *vb, const ref_sample *smp, int ns, double w_dot, int imma);
 /* The int8 GEMMs of the plan, largest weights first (levels ascending), at most cap of them;

@@ -10,6 +10,7 @@
 #ifndef MMAPROBE_REF_V2_H
 #define MMAPROBE_REF_V2_H
 
+#include "ref_crt.h"
 #include "ref_plan.h"
 #include "ref_round.h"
 
@@ -371,12 +372,16 @@ mmp_status ref_v2_host_run(mmp_ref_result *r, const void *a, const void *b, cons
 /* ref_cuda2_imma.cu (CUDA builds): the int8 route on the device. ref_cuda2_imma_slice makes the
  * int8 planes from a64, b64 (split.slice_s) and allocates the int32 planes; then a64, b64 may
  * go; ref_cuda2_imma_products runs the GEMMs (time.gemm_s, n_gemms) and adds them into the
- * state (split.accumulate_s); ref_cuda2_imma_free releases everything. blas: a cublasHandle_t. */
+ * state (split.accumulate_s); ref_cuda2_imma_free releases everything. blas: a cublasHandle_t.
+ * With pl->crt both go to the residue route (ref_cuda2_crt.cu, ref_crt.h): residue planes
+ * instead of slice planes, one GEMM per modulus, byte planes, then the state. */
 typedef struct ref_imma_dev {
     int8_t *qa, *qb;
     int32_t *planes;
     int nplanes;
     int *bad;
+    uint8_t *res;                     /* residue route: the N byte planes d_t, M x N each */
+    ref_crt_table *tab;               /* residue route: its table, on the device */
 } ref_imma_dev;
 mmp_status ref_cuda2_imma_slice(mmp_ref_result *r, ref_imma_dev *d, const double *a64, const double *b64,
                                 const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m, int64_t n, int64_t k);
@@ -384,6 +389,11 @@ mmp_status ref_cuda2_imma_products(mmp_ref_result *r, ref_imma_dev *d, double *h
                                    const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m, int64_t n,
                                    void *blas);
 void ref_cuda2_imma_free(ref_imma_dev *d);
+mmp_status ref_cuda2_crt_slice(mmp_ref_result *r, ref_imma_dev *d, const double *a64, const double *b64,
+                               const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m, int64_t n, int64_t k);
+mmp_status ref_cuda2_crt_products(mmp_ref_result *r, ref_imma_dev *d, double *h, double *l, double *err,
+                                  const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m, int64_t n,
+                                  void *blas);
 
 /* ref_cuda2_mem.cu (CUDA builds): the device reference's memory, a stream-ordered pool kept
  * between calls, and pinned host buffers for what comes back (usage at the top of that file). */

@@ -159,6 +159,48 @@ static mmp_status model_imma(mmp_ref_result *r, model *w, const ref_v2_plan *pl,
     return st;
 }
 
+/* The residue route (ref_crt.h) as the device runs it: N residues per entry in the int8 layout
+ * (row i of A at qa + i N kp, modulus t at t kp; B's columns alike), one GEMM per modulus as an
+ * exact int64 sum checked to fit int32, reduced to a byte plane (ref_crt_reduce), then the state
+ * written from each element's N bytes (ref_crt_accumulate_one). */
+static mmp_status model_crt(mmp_ref_result *r, model *w, const ref_v2_plan *pl, int64_t m, int64_t n, int64_t k)
+{
+    ref_crt_table t;
+    if (!ref_crt_table_init(&t, pl->sa, pl->sb, pl->kp))
+        return MMP_ERR(MMP_STATUS_INTERNAL, "reference: no residue table for %dx%d slices", pl->sa, pl->sb);
+    int64_t kp = pl->kp, ld = t.n * kp, m4 = ref_imma_pad4(m), n4 = ref_imma_pad4(n), mn = m * n;
+    int8_t *qa = calloc((size_t)m4 * ld, 1), *qb = calloc((size_t)n4 * ld, 1);
+    uint8_t *d = malloc((size_t)t.n * mn);
+    mmp_status st = MMP_STATUS_OK;
+    if (!qa || !qb || !d) st = MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model, residues)");
+    if (qa && kp == k && m4 == m) memset(qa, 0x5a, (size_t)m4 * ld);   /* as on the device: filled, not cleared */
+    if (qb && kp == k && n4 == n) memset(qb, 0x5a, (size_t)n4 * ld);
+    int ok = 1;
+    for (int64_t x = 0; st == MMP_STATUS_OK && x < m * k; x++)
+        ok &= ref_crt_operand_one(qa + x / k * ld, w->a64[x], w->ea[x / k], pl->sa, kp, &t, x % k);
+    for (int64_t x = 0; st == MMP_STATUS_OK && x < n * k; x++)
+        ok &= ref_crt_operand_one(qb + x / k * ld, w->b64[x], w->fb[x / k], pl->sb, kp, &t, x % k);
+    if (st == MMP_STATUS_OK && !ok) st = MMP_ERR(MMP_STATUS_INTERNAL, "reference: an int8 slice outside [-128, 127]");
+    for (int q = 0; st == MMP_STATUS_OK && q < t.n; q++) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                const int8_t *ar = qa + i * ld + q * kp, *bc = qb + j * ld + q * kp;
+                int64_t acc = 0;
+                for (int64_t u = 0; u < kp; u++) acc += (int64_t)ar[u] * bc[u];
+                if (acc > INT32_MAX || acc < INT32_MIN)
+                    st = MMP_ERR(MMP_STATUS_INTERNAL, "reference: int32 overflow in a residue GEMM (kp %lld)",
+                                 (long long)kp);
+                d[q * mn + i * n + j] = ref_crt_reduce((int32_t)acc, t.m[q], t.inv[q], t.y[q]);
+            }
+        r->n_gemms++;
+    }
+    for (int64_t x = 0; st == MMP_STATUS_OK && x < mn; x++)
+        ref_crt_accumulate_one(w->h, w->l, w->err, d, mn, &t, w->ea, w->fb, n, x);
+    r->crt = t.n;
+    free(qa); free(qb); free(d);
+    return st;
+}
+
 /* The DGEMM route's products: binary64 slices, one DGEMM and one accumulation per pair. */
 static mmp_status model_dgemm(mmp_ref_result *r, model *w, const ref_v2_plan *pl, int64_t m, int64_t n, int64_t k)
 {
@@ -240,7 +282,8 @@ static mmp_status model_run(mmp_ref_result *r, model *w, const void *a, const vo
     }
     w->h = calloc(mn, sizeof(double)); w->l = calloc(mn, sizeof(double)); w->err = calloc(mn, sizeof(double));
     if (!w->h || !w->l || !w->err) return MMP_ERR(MMP_STATUS_NO_MEMORY, "reference: out of memory (v2 model state)");
-    MMP_TRY(pl.imma ? model_imma(r, w, &pl, m, n, k) : model_dgemm(r, w, &pl, m, n, k));
+    MMP_TRY(pl.crt ? model_crt(r, w, &pl, m, n, k) : pl.imma ? model_imma(r, w, &pl, m, n, k)
+                                                  : model_dgemm(r, w, &pl, m, n, k));
     f.a = a; f.b = b; f.c = c; f.la = g->la; f.lb = g->lb; f.lc = g->lc; f.lda = g->lda; f.ldb = g->ldb;
     f.ldc = g->ldc; f.m = m; f.n = n; f.k = k; f.alpha = g->alpha; f.beta = g->beta;
     f.sparse = pl.sparse; f.beta_bits = pl.beta; f.sb = pl.sb; f.ea = w->ea; f.fbx = w->fb;

@@ -6,7 +6,8 @@
  * modes: exact lists and the bound), every output format (C in it too), and a known answer
  * that needs the remainder cross term; plus the |A||B| bound, and version 2's plan (slices,
  * remainder mode) equals the CPU path's on the DGEMM route; version 2 on the int8 route (int8
- * slices on integer tensor cores, ref_cuda2_imma.cu) on every problem whose formats allow it;
+ * slices on integer tensor cores, ref_cuda2_imma.cu) on every problem whose formats allow it,
+ * and there with every square's products by residues (ref_cuda2_crt.cu, one GEMM per modulus);
  * version 2 also reading the caller's device copies of the operands (mmp_ref_options.dev_*)
  * instead of uploading, and deciding its open elements from rows and columns gathered there
  * while the host copies are stale. Each Check test runs in a forked child, so CUDA is
@@ -68,7 +69,8 @@ static void *garbage(size_t bytes)
 /* versions here: 1; 2 on the DGEMM route; 3: version 2 reading device copies of the operands
  * (mmp_ref_options.dev_*), route chosen by the plan; 4: version 2 on the int8 route where the
  * formats allow it (ref_plan_route); 5: as 3 with stale host operands (host_operands restores
- * them; version 5's callers set MMP_REF_GATHER and MMP_REF_DOT) */
+ * them; version 5's callers set MMP_REF_GATHER and MMP_REF_DOT); 6: as 4 with the residue route
+ * for every square (mmp_ref_options.crt = 3) */
 static int compute_stale_calls;
 static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int version)
 {
@@ -77,8 +79,9 @@ static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int ver
     o.path = path;
     o.want_absbound = 1;
     o.device_version = version >= 3 ? 2 : version;
-    o.imma = version == 2 ? 2 : version == 4 ? 1 : 0;
-    int want_imma = version == 4 && ref_plan_route(&p->g, &o);
+    o.imma = version == 2 ? 2 : version == 4 || version == 6 ? 1 : 0;
+    o.crt = version == 6 ? 3 : 2;
+    int want_imma = (version == 4 || version == 6) && ref_plan_route(&p->g, &o);
     void *da = NULL, *db = NULL, *dc = NULL;
     const void *ha = p->a, *hb = p->b, *hc = p->c;
     stale_ops so = {p, NULL, NULL, NULL, 0};
@@ -109,8 +112,9 @@ static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int ver
             ck_assert_msg(r->split.upload_s == 0.0 || r->split.version != 2, "device operands were uploaded again");
     }
     if (path == MMP_REF_PATH_CUDA && version >= 2 && st == MMP_STATUS_OK && !r->is_integer)
-        ck_assert_msg(version == 3 || r->imma == want_imma, "device version %d: route %s, asked for %s", version,
-                      r->imma ? "int8" : "dgemm", want_imma ? "int8" : "dgemm");
+        ck_assert_msg((version == 3 || r->imma == want_imma) && (r->crt > 0) == (version == 6 && r->imma),
+                      "device version %d: route %s, asked for %s; %d moduli", version, r->imma ? "int8" : "dgemm",
+                      want_imma ? "int8" : "dgemm", r->crt);
     if (version >= 3) version = 2;
     ck_assert_msg(st == MMP_STATUS_OK, "mmp_ref_gemm (%s v%d): %s", path == MMP_REF_PATH_CUDA ? "cuda" : "cpu",
                   version, mmp_error_last());
@@ -124,7 +128,9 @@ static void compare_problem(const prob *p, const char *what)
     int64_t m = p->g.m, n = p->g.n, k = p->g.k;
     mmp_ref_result rc;
     compute(&rc, p, MMP_REF_PATH_CERTIFIED, 0);
-    for (int version = 4; version >= 1; version--) {   /* 4: int8 route; 3: on device operands */
+    static const int versions[] = {6, 4, 3, 2, 1};   /* 6: residues; 4: int8 route; 3: on device operands */
+    for (int vi = 0; vi < 5; vi++) {
+        int version = versions[vi];
         mmp_ref_result rg;
         compute(&rg, p, MMP_REF_PATH_CUDA, version);
         /* the same rules make the same square and mode; a triangle (bound mode) is weighed with

@@ -98,6 +98,11 @@ typedef struct mmp_ref_options {
      * slices' nonzero digits wherever the slices are at most 25 bits (K >= 32), 2 = DGEMMs.
      * Other paths ignore it. */
     int lists;
+    /* appended: device path version 2 on the int8 route, a square of slices by residues (one
+     * int8 GEMM per modulus instead of one per slice pair; Ozaki scheme II): 0 = the
+     * environment variable MMP_REF_CRT (1 = weighed by cost, 3 = every square, 0 or unset =
+     * never), 1 = weighed by cost, 2 = never, 3 = every square. Other paths ignore it. */
+    int crt;
 } mmp_ref_options;
 
 typedef struct mmp_ref_timing {
@@ -161,6 +166,9 @@ typedef struct mmp_ref_result {
     int lists;                /* appended: certified CPU path: 1 when the slice products came from
                                  lists of the nonzero digits (n_gemms is then 0), 0 for DGEMMs */
     double n_list_products;   /* appended: with lists, the products of nonzero digits formed */
+    int crt;                  /* appended: device path version 2: the number of moduli when its
+                                 square of int8 slices ran by residues (n_gemms counts their
+                                 GEMMs), else 0 */
 } mmp_ref_result;
 
 void mmp_ref_options_init(mmp_ref_options *o);

@@ -1,0 +1,230 @@
+/* reference/ref_crt.h — the int8 route's square of slices by residues (Ozaki scheme II, as
+ * GEMMul8 and ozIMMU use it): the exact products of all Sa x Sb slice pairs in N int8 GEMMs,
+ * one per modulus, instead of Sa Sb GEMMs, one per pair.
+ *
+ * Why it is exact. With Sa int8 slices q_1..q_Sa (ref_split's balanced digits, radix 256) an
+ * entry of row i of A is a = a' 2^(E_i - 8 Sa) + rem, a' = sum_s q_s 256^(Sa - s) an integer with
+ * |a'| <= 128 (256^Sa - 1) / 255 < 2^(8 Sa - 1) (256/255); the same for B with F_j, Sb. The
+ * square's part of (AB)_ij is X 2^(E_i + F_j - 8 (Sa + Sb)) with X = sum_k a'_ik b'_kj, and
+ * |X| < kp 2^(8 (Sa + Sb) - 2) (256/255)^2 < 2^(8 (Sa + Sb) + ceil(log2 kp) - 1). For pairwise
+ * coprime moduli m_1..m_N <= 256 whose product M >= 2^(8 (Sa + Sb) + ceil(log2 kp)) (ref_crt_count)
+ * |X| < M / 2, so X is the one integer of (-M/2, M/2) with X = C_t mod m_t for every t, where
+ *   C_t = sum_k ra_t(i,k) rb_t(k,j),  ra_t = a' mod m_t in [-m_t/2, m_t/2) (an int8), likewise rb_t,
+ * is one int8 GEMM with int32 results, exact while kp 128^2 <= 2^31 - 1 (kp <= REF_IMMA_KMAX; the
+ * plan takes this route only then). X comes back by the Chinese remainder theorem:
+ *   d_t = (C_t mod m_t) y_t mod m_t,  y_t = (M/m_t)^-1 mod m_t,
+ *   Y = sum_t d_t (M/m_t) < N M,  X = Y mod M, minus M when it is at least M/2,
+ * in 32-bit limbs (exact integer arithmetic). X goes into the state (h, l, err) limb by limb
+ * with ref_acc (exact; what a double-double cannot hold goes into err, as on the pairs route).
+ * The rest of the plan (the remainders, exact or bounded, the finish) is the square's, unchanged.
+ *
+ * An entry's digits are computed as ref_split computes them (ref_split_step), and only the
+ * window from its first nonzero digit to its last is kept, as one integer V (a' = V 256^(S -
+ * pos)): formats of at most REF_IMMA_MAX_BITS significand bits have at most 5 such digits, so
+ * |V| < 2^40 is a double and a' mod m_t = (V mod m_t) (256^(S - pos) mod m_t) mod m_t.
+ *
+ * Usage (host): ref_crt_table t; if (ref_crt_table_init(&t, sa, sb, kp)) ... per entry
+ * ref_crt_operand_one; per element of each GEMM ref_crt_reduce (with t.m[q], t.inv[q], t.y[q]); per element ref_crt_accumulate_one.
+ * The device (ref_cuda2_crt.cu) and the host model (ref_v2_host.c) run these same functions.
+ */
+#ifndef MMAPROBE_REF_CRT_H
+#define MMAPROBE_REF_CRT_H
+
+#include "ref_plan.h"
+
+#define REF_CRT_MAX 30     /* moduli at most: 2^226 > 2^(8 (12 + 12) + 17), REF_SMAX slices at K' <= 2^17 */
+#define REF_CRT_LIMBS 8    /* 32-bit limbs of Y < N M < 2^232 */
+
+typedef struct ref_crt_table {
+    int n, sa, sb;                             /* moduli; slices of A and B */
+    int m[REF_CRT_MAX];                        /* the moduli, pairwise coprime, <= 256 */
+    double inv[REF_CRT_MAX];                   /* 1 / m_t rounded */
+    int y[REF_CRT_MAX];                        /* (M / m_t)^-1 mod m_t */
+    int w[REF_CRT_MAX][REF_SMAX + 1];          /* 256^p mod m_t, p = 0 .. REF_SMAX */
+    uint32_t mt[REF_CRT_MAX][REF_CRT_LIMBS];   /* M / m_t, least significant limb first */
+    uint32_t big[REF_CRT_LIMBS], half[REF_CRT_LIMBS];   /* M and M / 2 (M is even: 256 is a modulus) */
+    double big_d;                              /* M rounded */
+} ref_crt_table;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The moduli the square sa x sb at padded length kp needs (0: more than REF_CRT_MAX). */
+int ref_crt_count(int sa, int sb, int64_t kp);
+/* The table for sa x sb at kp; 0 when the square needs more than REF_CRT_MAX moduli. */
+int ref_crt_table_init(ref_crt_table *t, int sa, int sb, int64_t kp);
+#ifdef __cplusplus
+}
+#endif
+
+/* x mod m in [0, m) for an integer-valued |x| < 2^52: the quotient from x (1/m) is off by at most
+ * one (relative error 2^-52), and q m, x - q m are exact (integers below 2^53). */
+REF_HD int ref_crt_mod(double x, int m, double inv)
+{
+    double q = floor(x * inv);
+    double r = x - q * (double)m;
+    if (r < 0.0) r += (double)m;
+    else if (r >= (double)m) r -= (double)m;
+    return (int)r;
+}
+
+/* An entry's int8 digits 1..S (ref_split's steps, checked to be integers in [-128, 127]) as
+ * a' = V 256^(S - *pos); V = 0, *pos = 0 when every digit is 0. Returns 0 when a digit is not an
+ * int8 or the window is too long for a double (never for the int8 route's formats). */
+REF_HD int ref_crt_value(double *V, int *pos, double v, int e, int S)
+{
+    double r = isfinite(v) ? v : 0.0, acc = 0.0;
+    int zero = r != 0.0 ? ref_zero_slices(r, e, REF_INT8_BETA) : S, ok = 1, p = 0;
+    for (int s = 1; s <= S && r != 0.0; s++) {
+        double q = ref_split_step(&r, s, zero, e, REF_INT8_BETA);
+        ok &= q == trunc(q) && q >= -128.0 && q <= 127.0;
+        if (acc != 0.0 || q != 0.0) {
+            acc = acc * 256.0 + q;
+            p = s;
+        }
+    }
+    *V = acc;
+    *pos = acc != 0.0 ? p : 0;
+    return ok && fabs(acc) < 0x1p52;
+}
+
+/* a' mod m_t as an int8 in [-m_t/2, m_t/2) (a' = V 256^(S - pos), ref_crt_value). */
+REF_HD int ref_crt_residue(double V, int pos, int S, const ref_crt_table *t, int q)
+{
+    int m = t->m[q];
+    int a = ref_crt_mod(V, m, t->inv[q]);
+    int r = ref_crt_mod((double)(a * t->w[q][S - pos]), m, t->inv[q]);
+    return 2 * r >= m ? r - m : r;
+}
+
+/* Entry kk of a contiguous vector (value v, scale e) into its row of N kp int8 residues (modulus
+ * t at t kp + kk). Returns 0 when a digit is not an int8 (ref_crt_value). */
+REF_HD int ref_crt_operand_one(int8_t *row, double v, int e, int S, int64_t kp, const ref_crt_table *t, int64_t kk)
+{
+    double V;
+    int pos, ok = ref_crt_value(&V, &pos, v, e, S);
+    for (int q = 0; q < t->n; q++) row[q * kp + kk] = (int8_t)(pos ? ref_crt_residue(V, pos, S, t, q) : 0);
+    return ok;
+}
+
+/* d_t = (C_t mod m_t) y_t mod m_t, a byte (m, inv, y: the table's m_t, inv_t, y_t). */
+REF_HD uint8_t ref_crt_reduce(int32_t c, int m, double inv, int y)
+{
+    int a = ref_crt_mod((double)c, m, inv);
+    return (uint8_t)ref_crt_mod((double)(a * y), m, inv);
+}
+
+/* x >= y for numbers of REF_CRT_LIMBS limbs (no early exit: the loops unroll on the device). */
+REF_HD int ref_crt_ge(const uint32_t *x, const uint32_t *y)
+{
+    int res = 1, decided = 0;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int l = REF_CRT_LIMBS - 1; l >= 0; l--)
+        if (!decided && x[l] != y[l]) { res = x[l] > y[l]; decided = 1; }
+    return res;
+}
+
+/* x += s y over the limbs (|s| <= 2^20); the carry out of the top limb (signed, in units of
+ * 2^(32 REF_CRT_LIMBS)) is added to *c. */
+REF_HD void ref_crt_add(uint32_t *x, int64_t *c, const uint32_t *y, int64_t s)
+{
+    int64_t cc = 0;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int l = 0; l < REF_CRT_LIMBS; l++) {
+        int64_t v = (int64_t)x[l] + s * (int64_t)y[l] + cc;
+        int64_t lo = v & 0xffffffffll;
+        x[l] = (uint32_t)lo;
+        cc = (v - lo) / 0x100000000ll;
+    }
+    *c += cc;
+}
+
+/* X from the bytes d_t = d[t * stride] (ref_crt_reduce): its sign (1: negative) and magnitude
+ * in 32-bit limbs. Returns 0 if Y mod M came out of range (never: the quotient's estimate is off
+ * by at most one). */
+REF_HD int ref_crt_value_limbs(uint32_t *mag, int *neg, const uint8_t *d, int64_t stride, const ref_crt_table *t)
+{
+    uint64_t acc[REF_CRT_LIMBS];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int l = 0; l < REF_CRT_LIMBS; l++) acc[l] = 0;
+    for (int q = 0; q < t->n; q++) {   /* each term < 2^40, at most 30 of them per limb */
+        uint64_t dq = d[q * stride];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int l = 0; l < REF_CRT_LIMBS; l++) acc[l] += dq * t->mt[q][l];
+    }
+    uint32_t x[REF_CRT_LIMBS];
+    double yd = 0.0;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int l = 0; l < REF_CRT_LIMBS; l++) {   /* carries: limbs of 32 bits (Y < 2^256) */
+        if (l + 1 < REF_CRT_LIMBS) acc[l + 1] += acc[l] >> 32;
+        x[l] = (uint32_t)acc[l];
+    }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int l = REF_CRT_LIMBS - 1; l >= 0; l--) yd = yd * 0x1p32 + (double)x[l];
+    int64_t c = 0;
+    ref_crt_add(x, &c, t->big, -(int64_t)floor(yd / t->big_d));   /* Y - q M, q = Y / M within one */
+    if (c < 0 || ref_crt_ge(x, t->big)) {   /* one correction: + M or - M */
+        int64_t s = c < 0 ? 1 : -1;
+        ref_crt_add(x, &c, t->big, s);
+        if (c != 0 || ref_crt_ge(x, t->big)) return 0;   /* still out of [0, M) */
+    }
+    int high = ref_crt_ge(x, t->half);   /* X >= M / 2 stands for X - M < 0 */
+    *neg = high;
+    int64_t b = 0;
+    if (high) {   /* M - x */
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int l = 0; l < REF_CRT_LIMBS; l++) { mag[l] = t->big[l]; }
+        ref_crt_add(mag, &b, x, -1);
+    } else {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int l = 0; l < REF_CRT_LIMBS; l++) mag[l] = x[l];
+    }
+    return b == 0;
+}
+
+/* One 32-bit limb v 2^ex of the square's value into the state: exact (ref_acc) when ex is in
+ * [-1022, 970]; below, only its bound 2^(ex + 32) into err (it is that small); above, unknown. */
+REF_HD void ref_crt_acc_limb(double *h, double *l, double *err, double v, int ex)
+{
+    if (v == 0.0) return;
+    if (ex > 970) { *err = INFINITY; return; }
+    if (ex >= -1022) { ref_acc(h, l, err, v * ref_pow2(ex)); return; }
+    *err += ex + 32 >= -1022 ? ref_pow2(ex + 32) : 0x1p-1022;
+}
+
+/* Steps 4 and 6 for element x on the residue route: the state (h, l, err) written from the
+ * square's value X 2^(E_i + F_j - 8 (Sa + Sb)), d: the N byte planes (plane apart), row-major
+ * with leading dimension n. */
+REF_HD void ref_crt_accumulate_one(double *h, double *l, double *err, const uint8_t *d, int64_t plane,
+                                   const ref_crt_table *t, const int *ea, const int *fb, int64_t n, int64_t x)
+{
+    uint32_t mag[REF_CRT_LIMBS];
+    int neg = 0;
+    double hh = 0.0, ll = 0.0, ee = 0.0;
+    if (!ref_crt_value_limbs(mag, &neg, d + x, plane, t)) {
+        ee = INFINITY;
+    } else {
+        int ex = ea[x / n] + fb[x % n] - REF_INT8_BETA * (t->sa + t->sb);
+        for (int q = REF_CRT_LIMBS - 1; q >= 0; q--)   /* largest first */
+            ref_crt_acc_limb(&hh, &ll, &ee, neg ? -(double)mag[q] : (double)mag[q], ex + 32 * q);
+    }
+    h[x] = hh; l[x] = ll; err[x] = ee;
+}
+
+#endif
