@@ -8,10 +8,10 @@
  *     zeros, NaN and Inf, any S;
  *   - the reconstruction gives back every X of (-M/2, M/2) for a three-modulus table (all of
  *     them) and random and extreme 126-bit X for larger tables;
- *   - every element bit for bit as pure MPFR on uniform, wide, cancelling, special-value,
- *     onehot and far-entry data, alpha and beta C, k not a multiple of 16, with the route taken
- *     for every square; and chosen by cost on wide data, with fewer GEMMs than the triangle
- *     the pairs need;
+ *   - every element bit for bit as pure MPFR with every square by residues on rows scaled far
+ *     below 1, and on wide data with the route chosen by cost (fewer GEMMs than the pairs of
+ *     the triangle taken without it); check_ref_imma runs the host model with every square by
+ *     residues on every kind of data and format (model_every_kind_residues);
  *   - the mode: mmp_ref_options.crt before MMP_REF_CRT, never by default.
  *
  *   build/tests/check_ref_crt            (ctest -L cpu; MMP_SEED=n to reproduce)
@@ -189,79 +189,6 @@ START_TEST(reconstruct_every_value)
 }
 END_TEST
 
-enum { GEN_ONEHOT = GEN_SPECIAL + 1 };
-
-static void onehot_fill(prob *p)
-{
-    const mmp_gemm *g = &p->g;
-    for (int64_t i = 0; i < g->m; i++) {
-        int64_t hot = (int64_t)(rnd64() % (uint64_t)g->k);
-        for (int64_t k = 0; k < g->k; k++)
-            if (k != hot) mmp_format_store(p->a, mmp_gemm_index(g->la, g->lda, i, k), 0.0, g->a, MMP_ROUND_NEAREST_EVEN, 1);
-    }
-    for (int64_t j = 0; j < g->n; j++) {
-        int64_t hot = (int64_t)(rnd64() % (uint64_t)g->k);
-        for (int64_t k = 0; k < g->k; k++)
-            if (k != hot) mmp_format_store(p->b, mmp_gemm_index(g->lb, g->ldb, k, j), 0.0, g->b, MMP_ROUND_NEAREST_EVEN, 1);
-    }
-}
-
-/* The host model with the residue route for every square against pure MPFR, every element. */
-static void crt_agrees(mmp_format fa, mmp_format fd, int kind, int64_t m, int64_t n, int64_t k, double alpha,
-                       double beta, double far, int mode)
-{
-    prob p;
-    mmp_format fc = mmp_format_get_info(fa)->is_float ? MMP_FORMAT_FP32 : MMP_FORMAT_INT32;
-    prob_make(&p, fa, fa, fc, fd, m, n, k, (int)(rnd64() % 8), (int)(rnd64() % 2), alpha, beta,
-              kind == GEN_ONEHOT ? GEN_RANDOM : (gen_kind)kind);
-    if (kind == GEN_ONEHOT) onehot_fill(&p);
-    if (far > 0) prob_far(&p, far);
-    mmp_ref_options o;
-    mmp_ref_options_init(&o);
-    o.imma = 1;
-    o.crt = mode;
-    mmp_ref_result rv, rm;
-    mmp_ref_result_init(&rv); mmp_ref_result_init(&rm);
-    ck_assert_msg(ref_v2_host_run(&rv, p.a, p.b, p.c, &p.g, &o, 2) == MMP_STATUS_OK, "%s", mmp_error_last());
-    ck_assert_msg(rv.imma == 1 && rv.slice_levels == rv.slices_a + rv.slices_b &&
-                      (mode != 3 || (rv.crt > 0 && rv.n_gemms == rv.crt)),
-                  "%s kind %d: route %d, %dx%d slices, %d levels, %d moduli, %lld GEMMs", mmp_format_name(fa), kind,
-                  rv.imma, rv.slices_a, rv.slices_b, rv.slice_levels, rv.crt, (long long)rv.n_gemms);
-    o.path = MMP_REF_PATH_MPFR;
-    ck_assert(mmp_ref_gemm(&rm, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
-    for (int64_t x = 0; x < m * n; x++)
-        ck_assert_msg(same_bits(rv.d64[x], rm.d64[x]) && same_bits(rv.dout[x], rm.dout[x]),
-                      "%s->%s kind %d %lldx%lldx%lld alpha %g beta %g far %g (%dx%d slices, %d moduli, sparse %d) "
-                      "(%lld,%lld): residues %a/%a mpfr %a/%a",
-                      mmp_format_name(fa), mmp_format_name(fd), kind, (long long)m, (long long)n, (long long)k, alpha,
-                      beta, far, rv.slices_a, rv.slices_b, rv.crt, rv.split.sparse, (long long)(x / n),
-                      (long long)(x % n), rv.d64[x], rv.dout[x], rm.d64[x], rm.dout[x]);
-    mmp_ref_result_clear(&rv); mmp_ref_result_clear(&rm);
-    prob_free(&p);
-}
-
-/* Every kind of data on the formats the int8 route takes; _i: the format. */
-START_TEST(model_every_kind)
-{
-    static const mmp_format fmt[][2] = {{MMP_FORMAT_BF16, MMP_FORMAT_FP32}, {MMP_FORMAT_FP32, MMP_FORMAT_FP32},
-                                        {MMP_FORMAT_FP16, MMP_FORMAT_FP16}, {MMP_FORMAT_E4M3, MMP_FORMAT_FP32},
-                                        {MMP_FORMAT_TF32, MMP_FORMAT_BF16}, {MMP_FORMAT_INT8, MMP_FORMAT_FP32}};
-    rs = mmp_check_seed * 6364136223846793005ull + (uint64_t)_i * 7919 + 11;
-    const mmp_format *f = fmt[_i];
-    int is_int = f[0] == MMP_FORMAT_INT8;
-    for (int kind = GEN_RANDOM; kind <= GEN_ONEHOT; kind++) {
-        int64_t m = 9 + (int64_t)(rnd64() % 24), n = 7 + (int64_t)(rnd64() % 24), k = 1 + (int64_t)(rnd64() % 170);
-        if (k % 16 == 0) k++;
-        crt_agrees(f[0], f[1], kind, m, n, k, 1.0, 0.0, 0.0, 3);
-        crt_agrees(f[0], f[1], kind, m, n, k + 16, is_int ? 0.75 : -0.75, 0.5, 0.0, 3);
-        crt_agrees(f[0], f[1], kind, 16, 12, 96, 1.0, 0.0, 0.0, 3);   /* no padding: planes not cleared */
-        crt_agrees(f[0], f[1], kind, 14, 10, 200, 1.0, 0.0, 0.0, 1);  /* by cost */
-    }
-    crt_agrees(f[0], f[1], GEN_RANDOM, 20, 18, 77, 3.0, 0.1, 0.25, 3);   /* far entries: bound mode */
-    crt_agrees(f[0], f[1], GEN_RANDOM, 20, 18, 77, 1.0, 0.0, 0.01, 3);   /* and sparse remainders */
-}
-END_TEST
-
 /* Tiny rows of A and twelve slices each: the square's unit is about 2^-300 (the int8 route's
  * formats never take it below 2^-1022, where only a limb's bound would go into the state). */
 START_TEST(model_tiny_scales)
@@ -371,7 +298,6 @@ static Suite *ref_crt_suite(void)
     tcase_add_test(t, table_is_consistent);
     tcase_add_test(t, residues_match_digits);
     tcase_add_test(t, reconstruct_every_value);
-    tcase_add_loop_test(t, model_every_kind, 0, 6);
     tcase_add_test(t, model_tiny_scales);
     tcase_add_loop_test(t, wide_data_take_residues, 0, 2);
     tcase_add_test(t, mode_choice);

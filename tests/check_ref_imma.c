@@ -8,6 +8,8 @@
  *     cancelling, special-value, onehot and far-entry data, k not a multiple of 16, alpha and
  *     beta C, with the K' limit forced small (chunks inside a pair, several pairs per GEMM) and
  *     at its real value with K past it (127^2 K overflows int32 without the chunks);
+ *   - the same with every square's products by residues (ref_crt.h; check_ref_crt tests its
+ *     parts), and with the residues weighed by cost;
  *   - the route: the cost model's choice, MMP_REF_IMMA and mmp_ref_options.imma; the plan on
  *     uniform data (a few slices, exact) and on wide data (a deep triangle, bounded).
  *
@@ -40,9 +42,10 @@ static void onehot_fill(prob *p)
     }
 }
 
-/* The host model on the int8 route against pure MPFR and the certified CPU path, every element. */
+/* The host model on the int8 route against pure MPFR and the certified CPU path, every element.
+ * crt: mmp_ref_options.crt (2: the pairs only; 3: every square by residues, which must run). */
 static void imma_agrees(mmp_format fa, mmp_format fd, int kind, int64_t m, int64_t n, int64_t k, double alpha,
-                        double beta, double far)
+                        double beta, double far, int crt)
 {
     prob p;
     mmp_format fc = mmp_format_get_info(fa)->is_float ? MMP_FORMAT_FP32 : MMP_FORMAT_INT32;
@@ -53,21 +56,24 @@ static void imma_agrees(mmp_format fa, mmp_format fd, int kind, int64_t m, int64
     mmp_ref_options o;
     mmp_ref_options_init(&o);
     o.imma = 1;
+    o.crt = crt;
     mmp_ref_result rv, rc, rm;
     mmp_ref_result_init(&rv); mmp_ref_result_init(&rc); mmp_ref_result_init(&rm);
     ck_assert_msg(ref_v2_host_run(&rv, p.a, p.b, p.c, &p.g, &o, 2) == MMP_STATUS_OK, "%s", mmp_error_last());
-    ck_assert_msg(rv.imma == 1 && rv.slice_bits == REF_IMMA_BETA, "%s: route %d, %d bits", mmp_format_name(fa), rv.imma,
-                  rv.slice_bits);
+    ck_assert_msg(rv.imma == 1 && rv.slice_bits == REF_IMMA_BETA &&
+                      (crt == 3 ? rv.crt > 0 && rv.n_gemms == rv.crt : crt == 2 ? rv.crt == 0 : 1),
+                  "%s: route %d, %d bits, %d moduli, %lld GEMMs", mmp_format_name(fa), rv.imma, rv.slice_bits, rv.crt,
+                  (long long)rv.n_gemms);
     ck_assert(mmp_ref_gemm(&rc, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
     o.path = MMP_REF_PATH_MPFR;
     ck_assert(mmp_ref_gemm(&rm, p.a, p.b, p.c, &p.g, &o) == MMP_STATUS_OK);
     for (int64_t x = 0; x < m * n; x++)
         ck_assert_msg(same_bits(rv.d64[x], rm.d64[x]) && same_bits(rv.dout[x], rm.dout[x]) &&
                           same_bits(rc.d64[x], rm.d64[x]),
-                      "%s->%s kind %d %lldx%lldx%lld alpha %g beta %g far %g (%dx%d slices, %d levels, sparse %d) "
-                      "(%lld,%lld): int8 %a/%a cpu %a mpfr %a/%a",
+                      "%s->%s kind %d %lldx%lldx%lld alpha %g beta %g far %g (%dx%d slices, %d levels, %d moduli, "
+                      "sparse %d) (%lld,%lld): int8 %a/%a cpu %a mpfr %a/%a",
                       mmp_format_name(fa), mmp_format_name(fd), kind, (long long)m, (long long)n, (long long)k, alpha,
-                      beta, far, rv.slices_a, rv.slices_b, rv.slice_levels, rv.split.sparse, (long long)(x / n),
+                      beta, far, rv.slices_a, rv.slices_b, rv.slice_levels, rv.crt, rv.split.sparse, (long long)(x / n),
                       (long long)(x % n), rv.d64[x], rv.dout[x], rc.d64[x], rm.d64[x], rm.dout[x]);
     mmp_ref_result_clear(&rv); mmp_ref_result_clear(&rc); mmp_ref_result_clear(&rm);
     prob_free(&p);
@@ -219,24 +225,26 @@ START_TEST(jobs_cover_pairs)
 }
 END_TEST
 
-/* Every kind of data on the formats the int8 route takes; _i: the format. */
+/* Every kind of data on the formats the int8 route takes; _i: the format, _i >= 6: the same with
+ * every square by residues (ref_crt.h), and by cost. */
 START_TEST(model_every_kind)
 {
     static const mmp_format fmt[][2] = {{MMP_FORMAT_BF16, MMP_FORMAT_FP32}, {MMP_FORMAT_FP32, MMP_FORMAT_FP32},
                                         {MMP_FORMAT_FP16, MMP_FORMAT_FP16}, {MMP_FORMAT_E4M3, MMP_FORMAT_FP32},
                                         {MMP_FORMAT_TF32, MMP_FORMAT_BF16}, {MMP_FORMAT_INT8, MMP_FORMAT_FP32}};
     rs = mmp_check_seed * 6364136223846793005ull + (uint64_t)_i * 7919 + 3;
-    const mmp_format *f = fmt[_i];
-    int is_int = f[0] == MMP_FORMAT_INT8;
+    const mmp_format *f = fmt[_i % 6];
+    int is_int = f[0] == MMP_FORMAT_INT8, crt = _i >= 6 ? 3 : 2;
     for (int kind = GEN_RANDOM; kind <= GEN_ONEHOT; kind++) {
         int64_t m = 9 + (int64_t)(rnd64() % 24), n = 7 + (int64_t)(rnd64() % 24), k = 1 + (int64_t)(rnd64() % 170);
         if (k % 16 == 0) k++;
-        imma_agrees(f[0], f[1], kind, m, n, k, 1.0, 0.0, 0.0);
-        imma_agrees(f[0], f[1], kind, m, n, k + 16, is_int ? 0.75 : -0.75, 0.5, 0.0);
-        imma_agrees(f[0], f[1], kind, 16, 12, 96, 1.0, 0.0, 0.0);   /* no padding: planes not cleared */
+        imma_agrees(f[0], f[1], kind, m, n, k, 1.0, 0.0, 0.0, crt);
+        imma_agrees(f[0], f[1], kind, m, n, k + 16, is_int ? 0.75 : -0.75, 0.5, 0.0, crt);
+        imma_agrees(f[0], f[1], kind, 16, 12, 96, 1.0, 0.0, 0.0, crt);   /* no padding: planes not cleared */
+        if (crt == 3) imma_agrees(f[0], f[1], kind, 14, 10, 200, 1.0, 0.0, 0.0, 1);   /* residues by cost */
     }
-    imma_agrees(f[0], f[1], GEN_RANDOM, 20, 18, 77, 3.0, 0.1, 0.25);   /* far entries: bound mode */
-    imma_agrees(f[0], f[1], GEN_RANDOM, 20, 18, 77, 1.0, 0.0, 0.01);   /* and sparse remainders */
+    imma_agrees(f[0], f[1], GEN_RANDOM, 20, 18, 77, 3.0, 0.1, 0.25, crt);   /* far entries: bound mode */
+    imma_agrees(f[0], f[1], GEN_RANDOM, 20, 18, 77, 1.0, 0.0, 0.01, crt);   /* and sparse remainders */
 }
 END_TEST
 
@@ -248,8 +256,8 @@ START_TEST(model_chunked)
     static const char *limits[] = {"32", "400", "16"};
     setenv("MMP_REF_IMMA_KMAX", limits[_i], 1);
     for (int kind = GEN_RANDOM; kind <= GEN_ONEHOT; kind++) {
-        imma_agrees(MMP_FORMAT_BF16, MMP_FORMAT_FP32, kind, 13, 11, 150, 1.0, 0.0, 0.0);
-        imma_agrees(MMP_FORMAT_FP32, MMP_FORMAT_FP32, kind, 12, 10, 149, -0.75, 1.0, 0.0);
+        imma_agrees(MMP_FORMAT_BF16, MMP_FORMAT_FP32, kind, 13, 11, 150, 1.0, 0.0, 0.0, 2);
+        imma_agrees(MMP_FORMAT_FP32, MMP_FORMAT_FP32, kind, 12, 10, 149, -0.75, 1.0, 0.0, 2);
     }
     /* the GEMMs counted: one per job of the plan */
     prob p;
@@ -369,6 +377,7 @@ START_TEST(wide_data_take_a_deep_triangle)
     mmp_ref_options o;
     mmp_ref_options_init(&o);
     o.imma = 1;
+    o.crt = 2;   /* the pairs (check_ref_crt: the same data with residues) */
     mmp_ref_result r, rm;
     mmp_ref_result_init(&r); mmp_ref_result_init(&rm);
     ck_assert(ref_v2_host_run(&r, p.a, p.b, NULL, &p.g, &o, 2) == MMP_STATUS_OK);
@@ -394,7 +403,7 @@ static Suite *ref_imma_suite(void)
     tcase_add_test(t, slice8_one_as_split);
     tcase_add_test(t, vstats_vector_same);
     tcase_add_test(t, jobs_cover_pairs);
-    tcase_add_loop_test(t, model_every_kind, 0, 6);
+    tcase_add_loop_test(t, model_every_kind, 0, 12);
     tcase_add_loop_test(t, model_chunked, 0, 3);
     tcase_add_test(t, model_long_k);
     tcase_add_test(t, route_choice);
