@@ -4,7 +4,13 @@
 #                           a success ("0", "0 1" for mutants that must fail, ...). Any other
 #                           status is a FAILED line in the output and in $OUT/<script>.fail
 #   mmp_finish              exit 1 when any step failed, else 0 (run-all.sh's summary shows it)
+#   mmp_left                seconds left of the script's budget ($MMP_SCRIPT_BUDGET, from when
+#                           lib.sh was sourced), 5 kept for the end
+#   mmp_bench DIR NAME LIMIT PATTERN CMD...   CMD into DIR/NAME.txt within LIMIT seconds and what
+#                           is left (skipped when under 10 s are), exit 0 expected; its lines
+#                           matching PATTERN (grep -E) printed and added to DIR/summary.txt
 MMP_FAILED=0
+MMP_T0=$(date +%s)
 MMP_SCRIPT=$(basename "${BASH_SOURCE[1]:-$0}" .sh)
 mmp_failed_line() {
   echo "FAILED: $MMP_SCRIPT: $*"
@@ -29,4 +35,17 @@ mmp_finish() {
     exit 1
   fi
   exit 0
+}
+mmp_left() { echo $(( ${MMP_SCRIPT_BUDGET:-90} - ($(date +%s) - MMP_T0) - 5 )); }
+mmp_bench() {   # dir name limit pattern cmd...
+  local dir=$1 name=$2 limit=$3 pattern=$4 l rc
+  shift 4
+  l=$(mmp_left)
+  if [ "$l" -lt 10 ]; then echo "$MMP_SCRIPT: $name skipped: budget spent"; return; fi
+  [ "$limit" -gt "$l" ] && limit=$l
+  timeout "$limit" "$@" > "$dir/$name.txt" 2>&1
+  rc=$?
+  echo "$MMP_SCRIPT: $name rc=$rc"
+  mmp_expect "$name (see $dir/$name.txt)" $rc 0
+  grep -E "$pattern" "$dir/$name.txt" | tee -a "$dir/summary.txt"
 }
