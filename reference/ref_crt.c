@@ -60,7 +60,9 @@ int ref_crt_table_init(ref_crt_table *t, int sa, int sb, int64_t kp)
     t->big[0] = 1;
     for (int q = 0; q < n; q++) {
         t->m[q] = moduli[q];
-        t->inv[q] = 1.0 / moduli[q];
+        t->magic[q] = (uint32_t)((0x100000000ull + (uint64_t)moduli[q] - 1) / (uint64_t)moduli[q]);
+        t->c16[q] = (int)((1u << 16) % (uint32_t)moduli[q]);
+        t->c20[q] = (int)((1u << 20) % (uint32_t)moduli[q]);
         limbs_mul(t->big, (uint32_t)moduli[q]);
     }
     t->big_d = 0.0;

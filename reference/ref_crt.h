@@ -24,7 +24,11 @@
  * |V| < 2^40 is a double and a' mod m_t = (V mod m_t) (256^(S - pos) mod m_t) mod m_t.
  *
  * Usage (host): ref_crt_table t; if (ref_crt_table_init(&t, sa, sb, kp)) ... per entry
- * ref_crt_operand_one; per element of each GEMM ref_crt_reduce (with t.m[q], t.inv[q], t.y[q]); per element ref_crt_accumulate_one.
+ * ref_crt_operand_one(row, v, e, S, kp, &t, t.w, kk); per element of each GEMM
+ * ref_crt_reduce(c, t.m[q], t.magic[q], t.c16[q], t.y[q]); per element ref_crt_accumulate_one.
+ * Everything is 32- and 64-bit integer arithmetic after the digits: no conversions to and from
+ * doubles, which the GPU runs at a sixteenth of its integer rate. The loops over the moduli run
+ * to REF_CRT_MAX with constant indices, so that a kernel reads the table from its parameters.
  * The device (ref_cuda2_crt.cu) and the host model (ref_v2_host.c) run these same functions.
  */
 #ifndef MMAPROBE_REF_CRT_H
@@ -38,7 +42,8 @@
 typedef struct ref_crt_table {
     int n, sa, sb;                             /* moduli; slices of A and B */
     int m[REF_CRT_MAX];                        /* the moduli, pairwise coprime, <= 256 */
-    double inv[REF_CRT_MAX];                   /* 1 / m_t rounded */
+    uint32_t magic[REF_CRT_MAX];               /* ceil(2^32 / m_t): x mod m_t for x < 2^21 (ref_crt_mod) */
+    int c16[REF_CRT_MAX], c20[REF_CRT_MAX];    /* 2^16 and 2^20 mod m_t */
     int y[REF_CRT_MAX];                        /* (M / m_t)^-1 mod m_t */
     int w[REF_CRT_MAX][REF_SMAX + 1];          /* 256^p mod m_t, p = 0 .. REF_SMAX */
     uint32_t mt[REF_CRT_MAX][REF_CRT_LIMBS];   /* M / m_t, least significant limb first */
@@ -57,21 +62,18 @@ int ref_crt_table_init(ref_crt_table *t, int sa, int sb, int64_t kp);
 }
 #endif
 
-/* x mod m in [0, m) for an integer-valued |x| < 2^52: the quotient from x (1/m) is off by at most
- * one (relative error 2^-52), and q m, x - q m are exact (integers below 2^53). */
-REF_HD int ref_crt_mod(double x, int m, double inv)
+/* x mod m for 0 <= x < 2^21, in 32-bit integers: q = floor(x magic / 2^32) with magic =
+ * ceil(2^32 / m) exceeds x / m by less than x / 2^32 < 2^-11 < 1/m, so it is floor(x / m). */
+REF_HD uint32_t ref_crt_mod(uint32_t x, uint32_t m, uint32_t magic)
 {
-    double q = floor(x * inv);
-    double r = x - q * (double)m;
-    if (r < 0.0) r += (double)m;
-    else if (r >= (double)m) r -= (double)m;
-    return (int)r;
+    uint32_t q = (uint32_t)(((uint64_t)x * magic) >> 32);
+    return x - q * m;
 }
 
 /* An entry's int8 digits 1..S (ref_split's steps, checked to be integers in [-128, 127]) as
  * a' = V 256^(S - *pos); V = 0, *pos = 0 when every digit is 0. Returns 0 when a digit is not an
- * int8 or the window is too long for a double (never for the int8 route's formats). */
-REF_HD int ref_crt_value(double *V, int *pos, double v, int e, int S)
+ * int8 or |V| reaches 2^40 (never for the int8 route's formats: at most 5 digits). */
+REF_HD int ref_crt_value(int64_t *V, int *pos, double v, int e, int S)
 {
     double r = isfinite(v) ? v : 0.0, acc = 0.0;
     int zero = r != 0.0 ? ref_zero_slices(r, e, REF_INT8_BETA) : S, ok = 1, p = 0;
@@ -83,35 +85,49 @@ REF_HD int ref_crt_value(double *V, int *pos, double v, int e, int S)
             p = s;
         }
     }
-    *V = acc;
+    int fits = fabs(acc) < 0x1p40;
+    *V = fits ? (int64_t)acc : 0;
     *pos = acc != 0.0 ? p : 0;
-    return ok && fabs(acc) < 0x1p52;
+    return ok && fits;
 }
 
-/* a' mod m_t as an int8 in [-m_t/2, m_t/2) (a' = V 256^(S - pos), ref_crt_value). */
-REF_HD int ref_crt_residue(double V, int pos, int S, const ref_crt_table *t, int q)
+/* a' mod m_t as an int8 in [-m_t/2, m_t/2) (a' = V 256^(S - pos), ref_crt_value): |V| < 2^40 in
+ * two pieces of 20 bits, each step below 2^21; w: the table's w (or a copy of it). */
+REF_HD int ref_crt_residue(int64_t V, int pos, int S, const ref_crt_table *t, const int (*w)[REF_SMAX + 1], int q)
 {
-    int m = t->m[q];
-    int a = ref_crt_mod(V, m, t->inv[q]);
-    int r = ref_crt_mod((double)(a * t->w[q][S - pos]), m, t->inv[q]);
-    return 2 * r >= m ? r - m : r;
+    uint32_t m = (uint32_t)t->m[q], mg = t->magic[q];
+    uint64_t a = (uint64_t)(V < 0 ? -V : V);
+    uint32_t r = ref_crt_mod((uint32_t)(a >> 20), m, mg);
+    r = ref_crt_mod(r * (uint32_t)t->c20[q] + (uint32_t)(a & 0xfffffu), m, mg);
+    r = ref_crt_mod(r * (uint32_t)w[q][S - pos], m, mg);
+    if (V < 0 && r) r = m - r;
+    return 2 * r >= m ? (int)r - (int)m : (int)r;
 }
 
 /* Entry kk of a contiguous vector (value v, scale e) into its row of N kp int8 residues (modulus
  * t at t kp + kk). Returns 0 when a digit is not an int8 (ref_crt_value). */
-REF_HD int ref_crt_operand_one(int8_t *row, double v, int e, int S, int64_t kp, const ref_crt_table *t, int64_t kk)
+REF_HD int ref_crt_operand_one(int8_t *row, double v, int e, int S, int64_t kp, const ref_crt_table *t,
+                               const int (*w)[REF_SMAX + 1], int64_t kk)
 {
-    double V;
+    int64_t V;
     int pos, ok = ref_crt_value(&V, &pos, v, e, S);
-    for (int q = 0; q < t->n; q++) row[q * kp + kk] = (int8_t)(pos ? ref_crt_residue(V, pos, S, t, q) : 0);
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int q = 0; q < REF_CRT_MAX; q++)   /* constant indices into t: a kernel reads it from its parameters */
+        if (q < t->n) row[q * kp + kk] = (int8_t)(pos ? ref_crt_residue(V, pos, S, t, w, q) : 0);
     return ok;
 }
 
-/* d_t = (C_t mod m_t) y_t mod m_t, a byte (m, inv, y: the table's m_t, inv_t, y_t). */
-REF_HD uint8_t ref_crt_reduce(int32_t c, int m, double inv, int y)
+/* d_t = (C_t mod m_t) y_t mod m_t, a byte (m, magic, c16, y: the table's for modulus t), in
+ * pieces of 16 bits. */
+REF_HD uint8_t ref_crt_reduce(int32_t c, uint32_t m, uint32_t magic, uint32_t c16, uint32_t y)
 {
-    int a = ref_crt_mod((double)c, m, inv);
-    return (uint8_t)ref_crt_mod((double)(a * y), m, inv);
+    uint32_t a = c < 0 ? 0u - (uint32_t)c : (uint32_t)c;
+    uint32_t r = ref_crt_mod(a >> 16, m, magic);
+    r = ref_crt_mod(r * c16 + (a & 0xffffu), m, magic);
+    if (c < 0 && r) r = m - r;
+    return (uint8_t)ref_crt_mod(r * y, m, magic);
 }
 
 /* x >= y for numbers of REF_CRT_LIMBS limbs (no early exit: the loops unroll on the device). */
@@ -153,7 +169,11 @@ REF_HD int ref_crt_value_limbs(uint32_t *mag, int *neg, const uint8_t *d, int64_
 #pragma unroll
 #endif
     for (int l = 0; l < REF_CRT_LIMBS; l++) acc[l] = 0;
-    for (int q = 0; q < t->n; q++) {   /* each term < 2^40, at most 30 of them per limb */
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int q = 0; q < REF_CRT_MAX; q++) {   /* each term < 2^40, at most 30 of them per limb */
+        if (q >= t->n) break;
         uint64_t dq = d[q * stride];
 #ifdef __CUDA_ARCH__
 #pragma unroll

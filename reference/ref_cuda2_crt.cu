@@ -25,46 +25,41 @@
 
 enum { REF_CRT_BATCH = 4, CRT_THREADS = 256 };
 
-/* The table into shared memory (every thread of the block reads it at run-time indices). */
-static __device__ void crt_table_load(ref_crt_table *dst, const ref_crt_table *src)
-{
-    const int *s = (const int *)src;
-    int *d = (int *)dst;
-    for (int x = threadIdx.x; x < (int)(sizeof(ref_crt_table) / sizeof(int)); x += blockDim.x) d[x] = s[x];
-    __syncthreads();
-}
-
 /* The residues of `rows` contiguous vectors of length len (scale e per vector) into rows of ld
- * int8 entries: grid x over the entries of a vector, grid y over the vectors. */
+ * int8 entries: grid x over the entries of a vector, grid y over the vectors. The table comes as
+ * a parameter (read at constant indices), its powers of 256 (read at each entry's own index)
+ * from shared memory. */
 __global__ void __launch_bounds__(CRT_THREADS) v2_crt_operand_kernel(int8_t *q, const double *x, const int *e,
                                                                      int64_t rows, int64_t len, int64_t ld, int S,
-                                                                     int64_t kp, const ref_crt_table *tab, int *bad)
+                                                                     int64_t kp, const ref_crt_table t, int *bad)
 {
-    __shared__ ref_crt_table t;
-    crt_table_load(&t, tab);
+    __shared__ int w[REF_CRT_MAX][REF_SMAX + 1];
+    for (int i = threadIdx.x; i < t.n * (REF_SMAX + 1); i += blockDim.x)
+        w[i / (REF_SMAX + 1)][i % (REF_SMAX + 1)] = t.w[i / (REF_SMAX + 1)][i % (REF_SMAX + 1)];
+    __syncthreads();
     int64_t kk = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (kk >= len) return;
     for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
-        if (!ref_crt_operand_one(q + r * ld, x[r * len + kk], e[r], S, kp, &t, kk)) atomicOr(bad, 1);
+        if (!ref_crt_operand_one(q + r * ld, x[r * len + kk], e[r], S, kp, &t, w, kk)) atomicOr(bad, 1);
 }
 
 /* One int32 plane (m4 x n4, leading dimension ld) reduced to its byte plane (m x n). */
-__global__ void v2_crt_reduce_kernel(uint8_t *res, const int32_t *plane, int64_t m, int64_t n, int64_t ld, int mod,
-                                     double inv, int y)
+__global__ void v2_crt_reduce_kernel(uint8_t *res, const int32_t *plane, int64_t m, int64_t n, int64_t ld,
+                                     uint32_t mod, uint32_t magic, uint32_t c16, uint32_t y)
 {
     int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
-    for (int64_t i = blockIdx.y; i < m; i += gridDim.y) res[i * n + j] = ref_crt_reduce(plane[i * ld + j], mod, inv, y);
+    for (int64_t i = blockIdx.y; i < m; i += gridDim.y)
+        res[i * n + j] = ref_crt_reduce(plane[i * ld + j], mod, magic, c16, y);
 }
 
-/* Steps 4 and 6 for every element: the state from the byte planes (ref_crt_accumulate_one). */
+/* Steps 4 and 6 for every element: the state from the byte planes (ref_crt_accumulate_one; the
+ * table read from the parameters at constant indices). */
 __global__ void __launch_bounds__(CRT_THREADS) v2_crt_accumulate_kernel(double *h, double *l, double *err,
-                                                                        const uint8_t *res, const ref_crt_table *tab,
+                                                                        const uint8_t *res, const ref_crt_table t,
                                                                         const int *ea, const int *fb, int64_t m,
                                                                         int64_t n)
 {
-    __shared__ ref_crt_table t;
-    crt_table_load(&t, tab);
     int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (x < m * n) ref_crt_accumulate_one(h, l, err, res, m * n, &t, ea, fb, n, x);
 }
@@ -96,15 +91,13 @@ extern "C" mmp_status ref_cuda2_crt_slice(mmp_ref_result *r, ref_imma_dev *d, co
     MMP_TRY(ref_cuda2_dalloc((void **)&d->qb, (size_t)n4 * ld));
     MMP_TRY(ref_cuda2_dalloc((void **)&d->planes, (size_t)d->nplanes * m4 * n4 * sizeof(int32_t)));
     MMP_TRY(ref_cuda2_dalloc((void **)&d->res, (size_t)t.n * m * n));
-    MMP_TRY(ref_cuda2_dalloc((void **)&d->tab, sizeof t));
     MMP_TRY(ref_cuda2_dalloc((void **)&d->bad, sizeof(int)));
-    MMP_CUDA_CHECK(cudaMemcpy(d->tab, &t, sizeof t, cudaMemcpyHostToDevice));
     /* the kernels write every residue of every entry: only padding needs zeros */
     if (kp != k || m4 != m) MMP_CUDA_CHECK(cudaMemset(d->qa, 0, (size_t)m4 * ld));
     if (kp != k || n4 != n) MMP_CUDA_CHECK(cudaMemset(d->qb, 0, (size_t)n4 * ld));
     MMP_CUDA_CHECK(cudaMemset(d->bad, 0, sizeof(int)));
-    v2_crt_operand_kernel<<<grid2(k, m), CRT_THREADS>>>(d->qa, a64, ea, m, k, ld, pl->sa, kp, d->tab, d->bad);
-    v2_crt_operand_kernel<<<grid2(k, n), CRT_THREADS>>>(d->qb, b64, fb, n, k, ld, pl->sb, kp, d->tab, d->bad);
+    v2_crt_operand_kernel<<<grid2(k, m), CRT_THREADS>>>(d->qa, a64, ea, m, k, ld, pl->sa, kp, t, d->bad);
+    v2_crt_operand_kernel<<<grid2(k, n), CRT_THREADS>>>(d->qb, b64, fb, n, k, ld, pl->sb, kp, t, d->bad);
     MMP_TRY(timed_sync(&r->split.slice_s, t0));
     int bad = 0;
     MMP_CUDA_CHECK(cudaMemcpy(&bad, d->bad, sizeof bad, cudaMemcpyDeviceToHost));
@@ -142,12 +135,13 @@ extern "C" mmp_status ref_cuda2_crt_products(mmp_ref_result *r, ref_imma_dev *d,
         for (int c = 0; c < cnt; c++) {
             int q = q0 + c;
             v2_crt_reduce_kernel<<<grid2(n, m), CRT_THREADS>>>(d->res + (size_t)q * m * n, d->planes + c * plane, m, n,
-                                                               n4, t.m[q], t.inv[q], t.y[q]);
+                                                               n4, (uint32_t)t.m[q], t.magic[q], (uint32_t)t.c16[q],
+                                                               (uint32_t)t.y[q]);
         }
         MMP_TRY(timed_sync(&r->split.accumulate_s, t0));
     }
     double t0 = mmp_clock_now();
-    v2_crt_accumulate_kernel<<<(unsigned)((m * n + CRT_THREADS - 1) / CRT_THREADS), CRT_THREADS>>>(h, l, err, d->res, d->tab,
-                                                                                               ea, fb, m, n);
+    v2_crt_accumulate_kernel<<<(unsigned)((m * n + CRT_THREADS - 1) / CRT_THREADS), CRT_THREADS>>>(h, l, err, d->res, t, ea,
+                                                                                               fb, m, n);
     return timed_sync(&r->split.accumulate_s, t0);
 }

@@ -57,7 +57,7 @@ static mmp_status timed_sync(double *acc, double t0)
 extern "C" void ref_cuda2_imma_free(ref_imma_dev *d)
 {
     ref_cuda2_dfree(d->qa); ref_cuda2_dfree(d->qb); ref_cuda2_dfree(d->planes); ref_cuda2_dfree(d->bad);
-    ref_cuda2_dfree(d->res); ref_cuda2_dfree(d->tab);
+    ref_cuda2_dfree(d->res);
     memset(d, 0, sizeof *d);
 }
 

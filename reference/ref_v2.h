@@ -381,7 +381,6 @@ typedef struct ref_imma_dev {
     int nplanes;
     int *bad;
     uint8_t *res;                     /* residue route: the N byte planes d_t, M x N each */
-    ref_crt_table *tab;               /* residue route: its table, on the device */
 } ref_imma_dev;
 mmp_status ref_cuda2_imma_slice(mmp_ref_result *r, ref_imma_dev *d, const double *a64, const double *b64,
                                 const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m, int64_t n, int64_t k);

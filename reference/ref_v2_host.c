@@ -177,9 +177,9 @@ static mmp_status model_crt(mmp_ref_result *r, model *w, const ref_v2_plan *pl, 
     if (qb && kp == k && n4 == n) memset(qb, 0x5a, (size_t)n4 * ld);
     int ok = 1;
     for (int64_t x = 0; st == MMP_STATUS_OK && x < m * k; x++)
-        ok &= ref_crt_operand_one(qa + x / k * ld, w->a64[x], w->ea[x / k], pl->sa, kp, &t, x % k);
+        ok &= ref_crt_operand_one(qa + x / k * ld, w->a64[x], w->ea[x / k], pl->sa, kp, &t, t.w, x % k);
     for (int64_t x = 0; st == MMP_STATUS_OK && x < n * k; x++)
-        ok &= ref_crt_operand_one(qb + x / k * ld, w->b64[x], w->fb[x / k], pl->sb, kp, &t, x % k);
+        ok &= ref_crt_operand_one(qb + x / k * ld, w->b64[x], w->fb[x / k], pl->sb, kp, &t, t.w, x % k);
     if (st == MMP_STATUS_OK && !ok) st = MMP_ERR(MMP_STATUS_INTERNAL, "reference: an int8 slice outside [-128, 127]");
     for (int q = 0; st == MMP_STATUS_OK && q < t.n; q++) {
         for (int64_t i = 0; i < m; i++)
@@ -190,7 +190,7 @@ static mmp_status model_crt(mmp_ref_result *r, model *w, const ref_v2_plan *pl, 
                 if (acc > INT32_MAX || acc < INT32_MIN)
                     st = MMP_ERR(MMP_STATUS_INTERNAL, "reference: int32 overflow in a residue GEMM (kp %lld)",
                                  (long long)kp);
-                d[q * mn + i * n + j] = ref_crt_reduce((int32_t)acc, t.m[q], t.inv[q], t.y[q]);
+                d[q * mn + i * n + j] = ref_crt_reduce((int32_t)acc, (uint32_t)t.m[q], t.magic[q], (uint32_t)t.c16[q], (uint32_t)t.y[q]);
             }
         r->n_gemms++;
     }

@@ -3,6 +3,8 @@
  * residue layout, one GEMM per modulus as an exact int64 sum that must fit int32):
  *   - the table: pairwise coprime moduli whose product M reaches 2^(8 (Sa + Sb) + ceil(log2 kp)),
  *     M / m_t, the inverses, M / 2 and the powers of 256, for every square of the route;
+ *   - the integer steps: x mod m for every x < 2^21, the GEMMs' int32 sums reduced, residues of
+ *     window integers up to 2^40 at every shift;
  *   - each entry's residues equal a' mod m_t, a' the integer of its first S digits (ref_split's
  *     digits, in 128-bit arithmetic), for values of 8 to 26 significant bits over 300 binades,
  *     zeros, NaN and Inf, any S;
@@ -69,7 +71,9 @@ START_TEST(table_is_consistent)
                 ck_assert_msg(fewer < need, "%dx%d: %d moduli, %d would do", sa, sb, t.n, t.n - 1);
                 for (int q = 0; q < t.n; q++) {
                     int m = t.m[q];
-                    ck_assert(m >= 2 && m <= 256 && t.inv[q] == 1.0 / m);
+                    ck_assert(m >= 2 && m <= 256 && t.c16[q] == (1 << 16) % m && t.c20[q] == (1 << 20) % m);
+                    ck_assert((uint64_t)t.magic[q] * (uint64_t)m >= 0x100000000ull &&
+                              (uint64_t)(t.magic[q] - 1) * (uint64_t)m < 0x100000000ull);
                     for (int u = 0; u < q; u++) ck_assert_int_eq(gcd(m, t.m[u]), 1);
                     /* mt m = M, limb by limb */
                     uint64_t c = 0;
@@ -94,6 +98,41 @@ START_TEST(table_is_consistent)
                 ck_assert(t.big[0] % 2 == 0 && t.big_d > 0);
             }
     ck_assert_int_eq(ref_crt_count(REF_SMAX + 2, REF_SMAX + 2, REF_IMMA_KMAX), 0);
+}
+END_TEST
+
+/* The integer steps: ref_crt_mod for every x < 2^21 and every modulus; ref_crt_reduce on int32
+ * values of every size, both ends included; ref_crt_residue on every |V| < 2^40 size and shift. */
+START_TEST(integer_steps)
+{
+    ref_crt_table t;
+    ck_assert(ref_crt_table_init(&t, REF_SMAX, REF_SMAX, REF_IMMA_KMAX));
+    int bad = 0;
+    for (int q = 0; q < t.n; q++) {
+        uint32_t m = (uint32_t)t.m[q];
+        for (uint32_t x = 0; x < (1u << 21); x++) bad += ref_crt_mod(x, m, t.magic[q]) != x % m;
+    }
+    ck_assert_msg(bad == 0, "ref_crt_mod: %d wrong", bad);
+    rs = mmp_check_seed * 3935559000370003845ull + 3;
+    for (int i = 0; i < 300000; i++) {
+        int q = (int)(rnd64() % (uint64_t)t.n);
+        int64_t m = t.m[q];
+        int32_t c = i == 0 ? INT32_MIN : i == 1 ? INT32_MAX : (int32_t)((int64_t)(rnd64() >> 33) >> (rnd64() % 31)) *
+                                                                   ((rnd64() & 1) ? -1 : 1);
+        int64_t want = ((int64_t)c % m + m) % m * t.y[q] % m;
+        if (ref_crt_reduce(c, (uint32_t)m, t.magic[q], (uint32_t)t.c16[q], (uint32_t)t.y[q]) != want && !bad++)
+            ck_abort_msg("ref_crt_reduce(%d) modulus %d: %d, want %lld", c, (int)m,
+                         ref_crt_reduce(c, (uint32_t)m, t.magic[q], (uint32_t)t.c16[q], (uint32_t)t.y[q]), (long long)want);
+        int S = 1 + (int)(rnd64() % REF_SMAX), pos = 1 + (int)(rnd64() % S);
+        int64_t V = (int64_t)(rnd64() >> 24) >> (rnd64() % 40);   /* below 2^40 */
+        if (rnd64() & 1) V = -V;
+        int64_t r = (V % m + m) % m;   /* V 256^(S - pos) mod m with % */
+        for (int p = pos; p < S; p++) r = r * 256 % m;
+        int sym = (int)(2 * r >= m ? r - m : r);
+        if (ref_crt_residue(V, pos, S, &t, t.w, q) != sym && !bad++)
+            ck_abort_msg("ref_crt_residue(%lld, pos %d, S %d) modulus %d: %d, want %d", (long long)V, pos, S, (int)m,
+                         ref_crt_residue(V, pos, S, &t, t.w, q), sym);
+    }
 }
 END_TEST
 
@@ -134,7 +173,7 @@ START_TEST(residues_match_digits)
         enum { KP = 3 };
         int8_t row[REF_CRT_MAX * KP];
         memset(row, 0x5a, sizeof row);
-        int ok = ref_crt_operand_one(row, v, e, S, KP, &tb, 2);
+        int ok = ref_crt_operand_one(row, v, e, S, KP, &tb, tb.w, 2);
         for (int m = 0; m < tb.n; m++) ok &= row[m * KP + 2] == sym_mod(a, tb.m[m]);
         for (int x = 0; x < REF_CRT_MAX * KP; x++)   /* nothing else written */
             if (x % KP != 2 || x / KP >= tb.n) ok &= row[x] == 0x5a;
@@ -155,7 +194,7 @@ static void check_back(const ref_crt_table *t, i128 x)
     uint8_t d[REF_CRT_MAX];
     for (int q = 0; q < t->n; q++) {
         int c = (int)(x % t->m[q]);   /* any representative: the reduction takes int32 */
-        d[q] = ref_crt_reduce(c, t->m[q], t->inv[q], t->y[q]);
+        d[q] = ref_crt_reduce(c, (uint32_t)t->m[q], t->magic[q], (uint32_t)t->c16[q], (uint32_t)t->y[q]);
     }
     uint32_t mag[REF_CRT_LIMBS];
     int neg = -1, ok = ref_crt_value_limbs(mag, &neg, d, 1, t);
@@ -296,6 +335,7 @@ static Suite *ref_crt_suite(void)
     TCase *t = tcase_create("residue_route");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, table_is_consistent);
+    tcase_add_test(t, integer_steps);
     tcase_add_test(t, residues_match_digits);
     tcase_add_test(t, reconstruct_every_value);
     tcase_add_test(t, model_tiny_scales);
