@@ -80,7 +80,7 @@ static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int ver
     o.want_absbound = 1;
     o.device_version = version >= 3 ? 2 : version;
     o.imma = version == 2 ? 2 : version == 4 || version == 6 ? 1 : 0;
-    o.crt = version == 6 ? 3 : 2;
+    o.crt = version == 6 ? 3 : version == 4 ? 2 : 0;   /* 4: the pairs only; 3, 5: the default */
     int want_imma = (version == 4 || version == 6) && ref_plan_route(&p->g, &o);
     void *da = NULL, *db = NULL, *dc = NULL;
     const void *ha = p->a, *hb = p->b, *hc = p->c;
@@ -112,7 +112,8 @@ static void compute(mmp_ref_result *r, const prob *p, mmp_ref_path path, int ver
             ck_assert_msg(r->split.upload_s == 0.0 || r->split.version != 2, "device operands were uploaded again");
     }
     if (path == MMP_REF_PATH_CUDA && version >= 2 && st == MMP_STATUS_OK && !r->is_integer)
-        ck_assert_msg((version == 3 || r->imma == want_imma) && (r->crt > 0) == (version == 6 && r->imma),
+        ck_assert_msg((version == 3 || r->imma == want_imma) &&
+                          (version == 6 ? (r->crt > 0) == r->imma : version != 4 || r->crt == 0),
                       "device version %d: route %s, asked for %s; %d moduli", version, r->imma ? "int8" : "dgemm",
                       want_imma ? "int8" : "dgemm", r->crt);
     if (version >= 3) version = 2;
