@@ -37,7 +37,8 @@
  *              cost model, mmp_ref_options.imma, MMP_REF_IMMA), int8 slice planes and one int8
  *              cublasGemmEx per level of pairs, accumulated a batch of int32 planes at a time
  *              (ref_cuda2_imma.cu; r->imma = 1). Stages 6b and 7 then allocate their binary64
- *              planes.
+ *              planes. A square may instead take one int8 GEMM per modulus (ref_crt.h,
+ *              ref_cuda2_crt.cu; r->crt moduli): its byte planes are made before the state.
  *   6. finish  v2_finish_kernel per element: the sparse remainder terms R = rA (b - rB) + a rB
  *              with exact TwoProds (b - rB is b truncated to the slices' grid: a double, and the
  *              subtraction is exact), or the bound; alpha and beta C_ij by TwoProd (ref_finish);
@@ -450,6 +451,10 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
     trace("slice");
     DFREE(g->a64); DFREE(g->b64);   /* before the state: peak memory */
     trace("free a64 b64");
+    if (pl.crt) {   /* the residues' GEMMs into byte planes, their other planes freed before the state */
+        MMP_TRY(ref_cuda2_crt_products(r, &g->im, &pl, m, n, (void *)g->blas));
+        trace("int8 products");
+    }
     if (!pl.imma) MMP_TRY(oalloc(g, &g->p, mn));
     MMP_TRY(oalloc(g, &g->h, mn)); MMP_TRY(oalloc(g, &g->l, mn)); MMP_TRY(dalloc(g, &g->err, mn));
     trace("state allocs");
@@ -459,7 +464,12 @@ static mmp_status run_device(mmp_ref_result *r, v2_dev *g, v2_host *hv, const vo
         MMP_CUDA_CHECK(cudaMemset(g->err, 0, mn * sizeof(double)));
     }
     trace("state memset");
-    if (pl.imma) {   /* int8 GEMMs, a level's pairs in one, and their accumulation */
+    if (pl.crt) {   /* the square's value from the byte planes into the state */
+        MMP_TRY(ref_cuda2_crt_accumulate(r, &g->im, g->h, g->l, g->err, g->ea, g->fb, &pl, m, n));
+        trace("residue state");
+        ref_cuda2_imma_free(&g->im);
+        trace("int8 free");
+    } else if (pl.imma) {   /* int8 GEMMs, a level's pairs in one, and their accumulation */
         MMP_TRY(ref_cuda2_imma_products(r, &g->im, g->h, g->l, g->err, g->ea, g->fb, &pl, m, n, (void *)g->blas));
         trace("int8 products");
         ref_cuda2_imma_free(&g->im);

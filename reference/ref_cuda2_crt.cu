@@ -12,9 +12,10 @@
  *   GEMMs     cublasGemmEx int8 x int8 -> int32 per modulus, "TN" as the pairs' GEMMs,
  *             REF_CRT_BATCH int32 planes at a time, each then reduced to its byte plane
  *             (v2_crt_reduce_kernel: d_t = (C_t mod m_t) y_t mod m_t).
+ *             The residue and int32 planes are then freed, before the state is allocated.
  *   state     v2_crt_accumulate_kernel: X from each element's N bytes, written into (h, l, err).
  * Memory at 8192^3 with N moduli: the residue planes 2 N x 64 MiB, the byte planes N x 64 MiB
- * and REF_CRT_BATCH int32 planes of 256 MiB.
+ * and REF_CRT_BATCH int32 planes of 256 MiB; then the byte planes and the state (3 x 512 MiB).
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -106,8 +107,7 @@ extern "C" mmp_status ref_cuda2_crt_slice(mmp_ref_result *r, ref_imma_dev *d, co
     return MMP_STATUS_OK;
 }
 
-extern "C" mmp_status ref_cuda2_crt_products(mmp_ref_result *r, ref_imma_dev *d, double *h, double *l, double *err,
-                                             const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m,
+extern "C" mmp_status ref_cuda2_crt_products(mmp_ref_result *r, ref_imma_dev *d, const ref_v2_plan *pl, int64_t m,
                                              int64_t n, void *blas)
 {
     ref_crt_table t;
@@ -140,6 +140,20 @@ extern "C" mmp_status ref_cuda2_crt_products(mmp_ref_result *r, ref_imma_dev *d,
         }
         MMP_TRY(timed_sync(&r->split.accumulate_s, t0));
     }
+    /* the residues and the int32 planes go before the state comes (the device's peak) */
+    ref_cuda2_dfree(d->qa); ref_cuda2_dfree(d->qb); ref_cuda2_dfree(d->planes);
+    d->qa = d->qb = NULL;
+    d->planes = NULL;
+    return MMP_STATUS_OK;
+}
+
+extern "C" mmp_status ref_cuda2_crt_accumulate(mmp_ref_result *r, ref_imma_dev *d, double *h, double *l, double *err,
+                                               const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m,
+                                               int64_t n)
+{
+    ref_crt_table t;
+    if (!ref_crt_table_init(&t, pl->sa, pl->sb, pl->kp))
+        return MMP_ERR(MMP_STATUS_INTERNAL, "reference: no residue table for %dx%d slices", pl->sa, pl->sb);
     double t0 = mmp_clock_now();
     v2_crt_accumulate_kernel<<<(unsigned)((m * n + CRT_THREADS - 1) / CRT_THREADS), CRT_THREADS>>>(h, l, err, d->res, t, ea,
                                                                                                fb, m, n);

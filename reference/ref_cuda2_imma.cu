@@ -13,7 +13,8 @@
  *   GEMMs    cublasGemmEx int8 x int8 -> int32 (CUBLAS_COMPUTE_32I), "TN" as the integer
  *            tensor cores want it: row-major P (m4 x n4) = column-major P^T = Qb^T Qa^T; every
  *            leading dimension and offset is a multiple of 16 bytes.
- *   residues  with pl->crt the square's products go by residues instead (ref_cuda2_crt.cu).
+ *   residues  with pl->crt the square's products go by residues instead (ref_cuda2_crt.cu: its
+ *            slicing through ref_cuda2_imma_slice, its GEMMs and state through ref_cuda2.cu).
  *   accumulate  v2_accumulate8_kernel per REF_IMMA_BATCH planes: each level's int32 sums added
  *            in int64, scaled by 2^(E_i + F_j - 8 L) and ref_acc'ed into (h, l, err).
  * Memory at 8192^3 (S slices per operand): the int8 planes S x 64 MiB each, the int32 planes at
@@ -92,7 +93,6 @@ extern "C" mmp_status ref_cuda2_imma_products(mmp_ref_result *r, ref_imma_dev *d
                                               const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m,
                                               int64_t n, void *blas)
 {
-    if (pl->crt) return ref_cuda2_crt_products(r, d, h, l, err, ea, fb, pl, m, n, blas);
     int64_t kp = pl->kp, lda = pl->sa * kp, ldb = pl->sb * kp, m4 = ref_imma_pad4(m), n4 = ref_imma_pad4(n);
     size_t plane = (size_t)m4 * n4;
     int nj = ref_imma_jobs(NULL, 0, pl);

@@ -373,8 +373,9 @@ mmp_status ref_v2_host_run(mmp_ref_result *r, const void *a, const void *b, cons
  * int8 planes from a64, b64 (split.slice_s) and allocates the int32 planes; then a64, b64 may
  * go; ref_cuda2_imma_products runs the GEMMs (time.gemm_s, n_gemms) and adds them into the
  * state (split.accumulate_s); ref_cuda2_imma_free releases everything. blas: a cublasHandle_t.
- * With pl->crt both go to the residue route (ref_cuda2_crt.cu, ref_crt.h): residue planes
- * instead of slice planes, one GEMM per modulus, byte planes, then the state. */
+ * With pl->crt the residue route (ref_cuda2_crt.cu, ref_crt.h): ref_cuda2_imma_slice makes
+ * residue planes instead of slice planes, ref_cuda2_crt_products runs one GEMM per modulus
+ * into byte planes and frees the rest, then ref_cuda2_crt_accumulate writes the state. */
 typedef struct ref_imma_dev {
     int8_t *qa, *qb;
     int32_t *planes;
@@ -390,9 +391,10 @@ mmp_status ref_cuda2_imma_products(mmp_ref_result *r, ref_imma_dev *d, double *h
 void ref_cuda2_imma_free(ref_imma_dev *d);
 mmp_status ref_cuda2_crt_slice(mmp_ref_result *r, ref_imma_dev *d, const double *a64, const double *b64,
                                const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m, int64_t n, int64_t k);
-mmp_status ref_cuda2_crt_products(mmp_ref_result *r, ref_imma_dev *d, double *h, double *l, double *err,
-                                  const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m, int64_t n,
+mmp_status ref_cuda2_crt_products(mmp_ref_result *r, ref_imma_dev *d, const ref_v2_plan *pl, int64_t m, int64_t n,
                                   void *blas);
+mmp_status ref_cuda2_crt_accumulate(mmp_ref_result *r, ref_imma_dev *d, double *h, double *l, double *err,
+                                    const int *ea, const int *fb, const ref_v2_plan *pl, int64_t m, int64_t n);
 
 /* ref_cuda2_mem.cu (CUDA builds): the device reference's memory, a stream-ordered pool kept
  * between calls, and pinned host buffers for what comes back (usage at the top of that file). */
