@@ -32,10 +32,10 @@
  *      with has its operands: the resident time then has no upload.
  *   8. --routes R[,R...] (with --gpu, version 2): the reference once per route on the same
  *      operands, in this process (mmp_ref_options.imma: 0 = the plan's choice, 1 = int8 slices
- *      on integer tensor cores, 2 = DGEMMs; 3 = int8 slices with squares by residues weighed by
- *      cost, mmp_ref_options.crt = 1, 4 = int8 with every square by residues, crt = 3; routes
- *      0-2 leave crt to MMP_REF_CRT); each result line names the route that ran
- *      ("int8-crt N": N moduli).
+ *      on integer tensor cores, their pairs only (crt = 2), 2 = DGEMMs; 3 = int8 slices with
+ *      squares by residues weighed by cost, mmp_ref_options.crt = 1, 4 = int8 with every square
+ *      by residues, crt = 3; route 0 leaves crt to MMP_REF_CRT); each result line names the
+ *      route that ran ("int8-crt N": N moduli).
  *   9. --repeat R: the reference R times per route on the same operands, the last one reported
  *      (the earlier ones' times printed: the first call of a size loads its cuBLAS kernels).
  * Exit status: 0, 1 when any disagreement was found, 2 usage, 3 environment.
@@ -136,7 +136,7 @@ static int64_t parse_list(int64_t *out, int max, const char *s)
 static void bench_route(mmp_ref_options *o, int r)
 {
     o->imma = r >= 3 ? 1 : r;
-    o->crt = r == 3 ? 1 : r == 4 ? 3 : 0;
+    o->crt = r == 1 ? 2 : r == 3 ? 1 : r == 4 ? 3 : 0;
 }
 
 /* The route a result ran: "dgemm", "int8", or "int8-crt N" (N moduli). */
