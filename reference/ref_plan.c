@@ -52,7 +52,7 @@ int ref_plan_crt_mode(const mmp_ref_options *o)
     int want = o->crt;
     if (want == 0) {
         const char *e = getenv("MMP_REF_CRT");
-        want = e && *e == '1' ? 1 : e && *e == '3' ? 3 : 2;
+        want = e && *e == '0' ? 2 : e && *e == '3' ? 3 : 1;
     }
     return want == 1 ? 1 : want == 3 ? 2 : 0;
 }

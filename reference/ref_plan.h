@@ -291,8 +291,8 @@ int ref_plan_triangle(const ref_v2_plan *p);
  * DGEMM. The int8 route needs formats of at most REF_IMMA_MAX_BITS significand bits. */
 int ref_plan_route(const mmp_gemm *g, const mmp_ref_options *o);
 /* The residue route's mode on the int8 route (ref_v2_plan.crt_mode: 0 never, 1 by cost, 2 every
- * square) from o->crt (1 by cost, 2 never, 3 every square), else MMP_REF_CRT (1 by cost, 3
- * every square, 0 never), else never. */
+ * square) from o->crt (1 by cost, 2 never, 3 every square), else MMP_REF_CRT (0 never, 3 every
+ * square, anything else by cost), else by cost. */
 int ref_plan_crt_mode(const mmp_ref_options *o);
 /* ref_plan_make for a route (imma: the int8 slicing, its pair weight and the fewest slices whose
  * exact remainders cost least). ref_plan_make is the DGEMM route. MMP_REF_IMMA_KMAX (tests)

@@ -14,7 +14,7 @@
  *     below 1, and on wide data with the route chosen by cost (fewer GEMMs than the pairs of
  *     the triangle taken without it); check_ref_imma runs the host model with every square by
  *     residues on every kind of data and format (model_every_kind_residues);
- *   - the mode: mmp_ref_options.crt before MMP_REF_CRT, never by default.
+ *   - the mode: mmp_ref_options.crt before MMP_REF_CRT, weighed by cost by default.
  *
  *   build/tests/check_ref_crt            (ctest -L cpu; MMP_SEED=n to reproduce)
  */
@@ -289,14 +289,14 @@ START_TEST(wide_data_take_residues)
 }
 END_TEST
 
-/* The mode: the option first, then MMP_REF_CRT, never by default; K' past one GEMM's: pairs. */
+/* The mode: the option first, then MMP_REF_CRT, by cost by default; K' past one GEMM's: pairs. */
 START_TEST(mode_choice)
 {
     mmp_ref_options o;
     mmp_ref_options_init(&o);
     unsetenv("MMP_REF_CRT");
     ck_assert_int_eq(o.crt, 0);
-    ck_assert_int_eq(ref_plan_crt_mode(&o), 0);
+    ck_assert_int_eq(ref_plan_crt_mode(&o), 1);
     setenv("MMP_REF_CRT", "1", 1);
     ck_assert_int_eq(ref_plan_crt_mode(&o), 1);
     setenv("MMP_REF_CRT", "3", 1);

@@ -266,6 +266,7 @@ START_TEST(model_chunked)
     mmp_ref_options o;
     mmp_ref_options_init(&o);
     o.imma = 1;
+    o.crt = 2;   /* the pairs' jobs */
     mmp_ref_result r;
     mmp_ref_result_init(&r);
     ck_assert(ref_v2_host_run(&r, p.a, p.b, NULL, &p.g, &o, 1) == MMP_STATUS_OK);

@@ -100,8 +100,8 @@ typedef struct mmp_ref_options {
     int lists;
     /* appended: device path version 2 on the int8 route, a square of slices by residues (one
      * int8 GEMM per modulus instead of one per slice pair; Ozaki scheme II): 0 = the
-     * environment variable MMP_REF_CRT (1 = weighed by cost, 3 = every square, 0 or unset =
-     * never), 1 = weighed by cost, 2 = never, 3 = every square. Other paths ignore it. */
+     * environment variable MMP_REF_CRT (0 = never, 3 = every square, unset or anything else =
+     * weighed by cost), 1 = weighed by cost, 2 = never, 3 = every square. Other paths ignore it. */
     int crt;
 } mmp_ref_options;
 
