@@ -63,7 +63,7 @@ static double crt_pairs(const ref_v2_plan *p, int sa, int sb)
 {
     if (!p->imma || !p->crt_mode || p->kp > p->kmax) return 0.0;
     int nm = ref_crt_count(sa, sb, p->kp);
-    return nm ? nm + REF_CRT_W_EXTRA : 0.0;
+    return nm ? nm * REF_CRT_W_MODULUS + REF_CRT_W_EXTRA : 0.0;
 }
 
 /* Whether the square sa x sb takes the residue route: where it is cheaper than its pairs (or
