@@ -91,6 +91,68 @@ REF_HD int ref_crt_value(int64_t *V, int *pos, double v, int e, int S)
     return ok && fits;
 }
 
+/* The same a' in one rounding, without the digits: for the int8 route's formats every step of
+ * ref_split is exact, so after S steps Y - a' lies in (c - 1, c] (c = 127/255, ref_digit), Y =
+ * v 2^(8 S - e): a' = floor(Y) + [frac(Y) > c], the one integer there. From the double's bits:
+ * Y = +-sig 2^sh (sig odd); sh >= 0: a' = +-sig 2^sh; else floor and fraction by shifts, the
+ * fraction F / 2^t compared as 255 F > 127 2^t (t <= 55; beyond, |Y| < 1/4 and a' = 0).
+ * a' = Q 2^*p2 (*p2 >= 0). Returns 0 when |Q| reaches 2^40 or |a'| 2^(8 S) (never for the
+ * route's formats at the scale ref_scale_exp gives). */
+REF_HD int ref_crt_ctz(uint64_t x)   /* x != 0 */
+{
+#ifdef __CUDA_ARCH__
+    return __ffsll((long long)x) - 1;
+#else
+    return __builtin_ctzll(x);
+#endif
+}
+
+REF_HD int ref_crt_bits(uint64_t x)   /* x != 0: the position of its highest set bit + 1 */
+{
+#ifdef __CUDA_ARCH__
+    return 64 - __clzll((long long)x);
+#else
+    return 64 - __builtin_clzll(x);
+#endif
+}
+
+REF_HD int ref_crt_value_direct(int64_t *Q, int *p2, double v, int e, int S)
+{
+    *Q = 0;
+    *p2 = 0;
+    if (!isfinite(v) || v == 0.0) return 1;
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    int ex = (int)((u >> 52) & 0x7ff), neg = (int)(u >> 63);
+    uint64_t sig = u & 0xfffffffffffffull;
+    int sh = (ex ? ex - 1075 : -1074) + 8 * S - e;
+    if (ex) sig |= 1ull << 52;
+    int tz = ref_crt_ctz(sig);
+    sig >>= tz;
+    sh += tz;
+    int64_t q;
+    if (sh >= 0) {
+        q = (int64_t)sig;
+        *p2 = sh;
+        if (neg) q = -q;
+    } else if (-sh > 55) {
+        q = 0;
+    } else {
+        int t = -sh;
+        uint64_t fl = sig >> t, f = sig & ((1ull << t) - 1), one = 1ull << t;
+        if (!neg) {
+            q = (int64_t)fl + (255 * f > 127 * one);
+        } else {   /* Y = -(fl + f / 2^t): floor -(fl + [f > 0]), fraction (2^t - f) / 2^t */
+            uint64_t fr = f ? one - f : 0;
+            q = -(int64_t)fl - (f != 0) + (255 * fr > 127 * one);
+        }
+    }
+    *Q = q;
+    uint64_t aq = (uint64_t)(q < 0 ? -q : q);
+    /* |a'| below 2^(8 S) (a sanity check of the scale e) and |Q| below 2^40 */
+    return aq == 0 || (aq < (1ull << 40) && ref_crt_bits(aq) + *p2 <= 8 * S);
+}
+
 /* a' mod m_t as an int8 in [-m_t/2, m_t/2) (a' = V 256^(S - pos), ref_crt_value): |V| < 2^40 in
  * two pieces of 20 bits, each step below 2^21; w: the table's w (or a copy of it). */
 REF_HD int ref_crt_residue(int64_t V, int pos, int S, const ref_crt_table *t, const int (*w)[REF_SMAX + 1], int q)
@@ -104,18 +166,33 @@ REF_HD int ref_crt_residue(int64_t V, int pos, int S, const ref_crt_table *t, co
     return 2 * r >= m ? (int)r - (int)m : (int)r;
 }
 
+/* Q 2^p2 mod m_t as an int8 in [-m_t/2, m_t/2) (ref_crt_value_direct; p2 < 8 (REF_SMAX + 1)):
+ * 2^p2 = 256^(p2 / 8) 2^(p2 mod 8), each step below 2^21. */
+REF_HD int ref_crt_residue_direct(int64_t Q, int p2, const ref_crt_table *t, const int (*w)[REF_SMAX + 1], int q)
+{
+    uint32_t m = (uint32_t)t->m[q], mg = t->magic[q];
+    uint64_t a = (uint64_t)(Q < 0 ? -Q : Q);
+    uint32_t r = ref_crt_mod((uint32_t)(a >> 20), m, mg);
+    r = ref_crt_mod(r * (uint32_t)t->c20[q] + (uint32_t)(a & 0xfffffu), m, mg);
+    r = ref_crt_mod(r * (uint32_t)w[q][p2 >> 3], m, mg);
+    r = ref_crt_mod(r << (p2 & 7), m, mg);
+    if (Q < 0 && r) r = m - r;
+    return 2 * r >= m ? (int)r - (int)m : (int)r;
+}
+
 /* Entry kk of a contiguous vector (value v, scale e) into its row of N kp int8 residues (modulus
- * t at t kp + kk). Returns 0 when a digit is not an int8 (ref_crt_value). */
+ * t at t kp + kk), a' from ref_crt_value_direct (ref_crt_value's digits give the same a': the
+ * tests compare them). Returns 0 when a' is out of its range (never for the route's formats). */
 REF_HD int ref_crt_operand_one(int8_t *row, double v, int e, int S, int64_t kp, const ref_crt_table *t,
                                const int (*w)[REF_SMAX + 1], int64_t kk)
 {
-    int64_t V;
-    int pos, ok = ref_crt_value(&V, &pos, v, e, S);
+    int64_t Q;
+    int p2, ok = ref_crt_value_direct(&Q, &p2, v, e, S) && p2 < 8 * (REF_SMAX + 1);
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
     for (int q = 0; q < REF_CRT_MAX; q++)   /* constant indices into t: a kernel reads it from its parameters */
-        if (q < t->n) row[q * kp + kk] = (int8_t)(pos ? ref_crt_residue(V, pos, S, t, w, q) : 0);
+        if (q < t->n) row[q * kp + kk] = (int8_t)(Q && ok ? ref_crt_residue_direct(Q, p2, t, w, q) : 0);
     return ok;
 }
 

@@ -182,6 +182,16 @@ START_TEST(residues_match_digits)
                 ck_assert_msg(row[m * KP + 2] == sym_mod(a, tb.m[m]), "v %a E %d S %d modulus %d: %d, want %d", v, e,
                               S, tb.m[m], row[m * KP + 2], sym_mod(a, tb.m[m]));
         ck_assert_msg(!bad, "v %a E %d S %d: not int8 digits, or a slot written that is not its own", v, e, S);
+        /* the digits' integer and the one-rounding integer are the same a' */
+        int64_t V, Q;
+        int pos, p2;
+        ck_assert(ref_crt_value(&V, &pos, v, e, S) && ref_crt_value_direct(&Q, &p2, v, e, S));
+        i128 x = (i128)Q, y = (i128)V;
+        for (int p = 0; p < p2; p++) x *= 2;
+        for (int p = pos; pos && p < S; p++) y *= 256;
+        if (x != a || y != a) bad++;
+        ck_assert_msg(!bad, "v %a E %d S %d: a' from digits %lld 256^%d, direct %lld 2^%d", v, e, S, (long long)V,
+                      S - pos, (long long)Q, p2);
     }
     ck_assert_msg(long_windows > 0, "no value spanned four digits: the test misses long windows");
 }
