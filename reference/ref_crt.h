@@ -18,10 +18,9 @@
  * with ref_acc (exact; what a double-double cannot hold goes into err, as on the pairs route).
  * The rest of the plan (the remainders, exact or bounded, the finish) is the square's, unchanged.
  *
- * An entry's digits are computed as ref_split computes them (ref_split_step), and only the
- * window from its first nonzero digit to its last is kept, as one integer V (a' = V 256^(S -
- * pos)): formats of at most REF_IMMA_MAX_BITS significand bits have at most 5 such digits, so
- * |V| < 2^40 is a double and a' mod m_t = (V mod m_t) (256^(S - pos) mod m_t) mod m_t.
+ * An entry's a' is not built from its digits: every step of ref_split is exact for the route's
+ * formats, so a' is one rounding of v 2^(8 S - e) (ref_crt_value_direct), a' = Q 2^p2 with
+ * |Q| < 2^27, and a' mod m_t = (Q mod m_t) (2^p2 mod m_t) mod m_t.
  *
  * Usage (host): ref_crt_table t; if (ref_crt_table_init(&t, sa, sb, kp)) ... per entry
  * ref_crt_operand_one(row, v, e, S, kp, &t, t.w, kk); per element of each GEMM
@@ -70,28 +69,7 @@ REF_HD uint32_t ref_crt_mod(uint32_t x, uint32_t m, uint32_t magic)
     return x - q * m;
 }
 
-/* An entry's int8 digits 1..S (ref_split's steps, checked to be integers in [-128, 127]) as
- * a' = V 256^(S - *pos); V = 0, *pos = 0 when every digit is 0. Returns 0 when a digit is not an
- * int8 or |V| reaches 2^40 (never for the int8 route's formats: at most 5 digits). */
-REF_HD int ref_crt_value(int64_t *V, int *pos, double v, int e, int S)
-{
-    double r = isfinite(v) ? v : 0.0, acc = 0.0;
-    int zero = r != 0.0 ? ref_zero_slices(r, e, REF_INT8_BETA) : S, ok = 1, p = 0;
-    for (int s = 1; s <= S && r != 0.0; s++) {
-        double q = ref_split_step(&r, s, zero, e, REF_INT8_BETA);
-        ok &= q == trunc(q) && q >= -128.0 && q <= 127.0;
-        if (acc != 0.0 || q != 0.0) {
-            acc = acc * 256.0 + q;
-            p = s;
-        }
-    }
-    int fits = fabs(acc) < 0x1p40;
-    *V = fits ? (int64_t)acc : 0;
-    *pos = acc != 0.0 ? p : 0;
-    return ok && fits;
-}
-
-/* The same a' in one rounding, without the digits: for the int8 route's formats every step of
+/* a' in one rounding, without the digits: for the int8 route's formats every step of
  * ref_split is exact, so after S steps Y - a' lies in (c - 1, c] (c = 127/255, ref_digit), Y =
  * v 2^(8 S - e): a' = floor(Y) + [frac(Y) > c], the one integer there. From the double's bits:
  * Y = +-sig 2^sh (sig odd); sh >= 0: a' = +-sig 2^sh; else floor and fraction by shifts, the
@@ -153,19 +131,6 @@ REF_HD int ref_crt_value_direct(int64_t *Q, int *p2, double v, int e, int S)
     return aq == 0 || (aq < (1ull << 40) && ref_crt_bits(aq) + *p2 <= 8 * S);
 }
 
-/* a' mod m_t as an int8 in [-m_t/2, m_t/2) (a' = V 256^(S - pos), ref_crt_value): |V| < 2^40 in
- * two pieces of 20 bits, each step below 2^21; w: the table's w (or a copy of it). */
-REF_HD int ref_crt_residue(int64_t V, int pos, int S, const ref_crt_table *t, const int (*w)[REF_SMAX + 1], int q)
-{
-    uint32_t m = (uint32_t)t->m[q], mg = t->magic[q];
-    uint64_t a = (uint64_t)(V < 0 ? -V : V);
-    uint32_t r = ref_crt_mod((uint32_t)(a >> 20), m, mg);
-    r = ref_crt_mod(r * (uint32_t)t->c20[q] + (uint32_t)(a & 0xfffffu), m, mg);
-    r = ref_crt_mod(r * (uint32_t)w[q][S - pos], m, mg);
-    if (V < 0 && r) r = m - r;
-    return 2 * r >= m ? (int)r - (int)m : (int)r;
-}
-
 /* Q 2^p2 mod m_t as an int8 in [-m_t/2, m_t/2) (ref_crt_value_direct; p2 < 8 (REF_SMAX + 1)):
  * 2^p2 = 256^(p2 / 8) 2^(p2 mod 8), each step below 2^21. */
 REF_HD int ref_crt_residue_direct(int64_t Q, int p2, const ref_crt_table *t, const int (*w)[REF_SMAX + 1], int q)
@@ -181,8 +146,8 @@ REF_HD int ref_crt_residue_direct(int64_t Q, int p2, const ref_crt_table *t, con
 }
 
 /* Entry kk of a contiguous vector (value v, scale e) into its row of N kp int8 residues (modulus
- * t at t kp + kk), a' from ref_crt_value_direct (ref_crt_value's digits give the same a': the
- * tests compare them). Returns 0 when a' is out of its range (never for the route's formats). */
+ * t at t kp + kk), a' from ref_crt_value_direct (the tests compare it with the integer of
+ * ref_split's digits). Returns 0 when a' is out of its range (never for the route's formats). */
 REF_HD int ref_crt_operand_one(int8_t *row, double v, int e, int S, int64_t kp, const ref_crt_table *t,
                                const int (*w)[REF_SMAX + 1], int64_t kk)
 {

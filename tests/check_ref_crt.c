@@ -4,10 +4,10 @@
  *   - the table: pairwise coprime moduli whose product M reaches 2^(8 (Sa + Sb) + ceil(log2 kp)),
  *     M / m_t, the inverses, M / 2 and the powers of 256, for every square of the route;
  *   - the integer steps: x mod m for every x < 2^21, the GEMMs' int32 sums reduced, residues of
- *     window integers up to 2^40 at every shift;
- *   - each entry's residues equal a' mod m_t, a' the integer of its first S digits (ref_split's
- *     digits, in 128-bit arithmetic), for values of 8 to 26 significant bits over 300 binades,
- *     zeros, NaN and Inf, any S;
+ *     integers up to 2^40 at every power of two the route reaches;
+ *   - each entry's a' (one rounding, ref_crt_value_direct) is the integer of its first S digits
+ *     (ref_split's, in 128-bit arithmetic) and its residues are a' mod m_t, for values of 8 to 26
+ *     significant bits over 300 binades, zeros, NaN and Inf, any S;
  *   - the reconstruction gives back every X of (-M/2, M/2) for a three-modulus table (all of
  *     them) and random and extreme 126-bit X for larger tables;
  *   - every element bit for bit as pure MPFR with every square by residues on rows scaled far
@@ -123,15 +123,15 @@ START_TEST(integer_steps)
         if (ref_crt_reduce(c, (uint32_t)m, t.magic[q], (uint32_t)t.c16[q], (uint32_t)t.y[q]) != want && !bad++)
             ck_abort_msg("ref_crt_reduce(%d) modulus %d: %d, want %lld", c, (int)m,
                          ref_crt_reduce(c, (uint32_t)m, t.magic[q], (uint32_t)t.c16[q], (uint32_t)t.y[q]), (long long)want);
-        int S = 1 + (int)(rnd64() % REF_SMAX), pos = 1 + (int)(rnd64() % S);
+        int p2 = (int)(rnd64() % (8 * (REF_SMAX + 1)));
         int64_t V = (int64_t)(rnd64() >> 24) >> (rnd64() % 40);   /* below 2^40 */
         if (rnd64() & 1) V = -V;
-        int64_t r = (V % m + m) % m;   /* V 256^(S - pos) mod m with % */
-        for (int p = pos; p < S; p++) r = r * 256 % m;
+        int64_t r = (V % m + m) % m;   /* V 2^p2 mod m with % */
+        for (int p = 0; p < p2; p++) r = r * 2 % m;
         int sym = (int)(2 * r >= m ? r - m : r);
-        if (ref_crt_residue(V, pos, S, &t, t.w, q) != sym && !bad++)
-            ck_abort_msg("ref_crt_residue(%lld, pos %d, S %d) modulus %d: %d, want %d", (long long)V, pos, S, (int)m,
-                         ref_crt_residue(V, pos, S, &t, t.w, q), sym);
+        if (ref_crt_residue_direct(V, p2, &t, t.w, q) != sym && !bad++)
+            ck_abort_msg("ref_crt_residue_direct(%lld, 2^%d) modulus %d: %d, want %d", (long long)V, p2, (int)m,
+                         ref_crt_residue_direct(V, p2, &t, t.w, q), sym);
     }
 }
 END_TEST
@@ -182,16 +182,13 @@ START_TEST(residues_match_digits)
                 ck_assert_msg(row[m * KP + 2] == sym_mod(a, tb.m[m]), "v %a E %d S %d modulus %d: %d, want %d", v, e,
                               S, tb.m[m], row[m * KP + 2], sym_mod(a, tb.m[m]));
         ck_assert_msg(!bad, "v %a E %d S %d: not int8 digits, or a slot written that is not its own", v, e, S);
-        /* the digits' integer and the one-rounding integer are the same a' */
-        int64_t V, Q;
-        int pos, p2;
-        ck_assert(ref_crt_value(&V, &pos, v, e, S) && ref_crt_value_direct(&Q, &p2, v, e, S));
-        i128 x = (i128)Q, y = (i128)V;
+        /* the one-rounding integer is the digits' integer */
+        int64_t Q;
+        int p2;
+        ck_assert(ref_crt_value_direct(&Q, &p2, v, e, S));
+        i128 x = (i128)Q;
         for (int p = 0; p < p2; p++) x *= 2;
-        for (int p = pos; pos && p < S; p++) y *= 256;
-        if (x != a || y != a) bad++;
-        ck_assert_msg(!bad, "v %a E %d S %d: a' from digits %lld 256^%d, direct %lld 2^%d", v, e, S, (long long)V,
-                      S - pos, (long long)Q, p2);
+        ck_assert_msg(x == a, "v %a E %d S %d: a' direct %lld 2^%d, not the digits' integer", v, e, S, (long long)Q, p2);
     }
     ck_assert_msg(long_windows > 0, "no value spanned four digits: the test misses long windows");
 }
