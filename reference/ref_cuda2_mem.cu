@@ -129,6 +129,7 @@ extern "C" int64_t ref_cuda2_mem_end(ref_mem_mark *mk)
 }
 
 /* ---- pinned host buffers, one per slot, kept between calls ---- */
+#define REF_PINNED_MIN ((size_t)4 << 20)   /* the statistics of 14,000 vectors */
 static std::atomic<int> pin_busy[REF_PINNED_SLOTS];
 static void *pin_buf[REF_PINNED_SLOTS];
 static size_t pin_bytes[REF_PINNED_SLOTS];
@@ -137,6 +138,11 @@ extern "C" void *ref_cuda2_pinned(int slot, size_t bytes)
 {
     if (slot < 0 || slot >= REF_PINNED_SLOTS || pin_busy[slot].exchange(1)) return NULL;
     if (pin_bytes[slot] < bytes) {
+        /* pinning costs milliseconds a few MB: at least REF_PINNED_MIN, at least twice what it
+         * had, so that a suite's growing sizes do not each pay for it again */
+        size_t want = bytes > REF_PINNED_MIN ? bytes : REF_PINNED_MIN;
+        if (want < 2 * pin_bytes[slot]) want = 2 * pin_bytes[slot];
+        bytes = want;
         if (pin_buf[slot]) cudaFreeHost(pin_buf[slot]);
         pin_buf[slot] = NULL;
         pin_bytes[slot] = 0;

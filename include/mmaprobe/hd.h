@@ -83,6 +83,13 @@ MMP_HD double mmp_format_hd_decode(uint64_t bits, const mmp_format_hd *f)
         memcpy(&v, &u, 4);
         return (double)v;
     }
+    if (f->id == MMP_FORMAT_BF16) {   /* binary32's upper half: exact; NaN as the generic path's */
+        uint32_t u = (uint32_t)(bits & 0xffffu) << 16;
+        float v;
+        memcpy(&v, &u, 4);
+        if (v != v) return (u >> 31) ? -(double)NAN : (double)NAN;
+        return (double)v;
+    }
     bits >>= f->shift;
     uint64_t man = bits & ((1ull << f->man_bits) - 1);
     uint64_t ex = (bits >> f->man_bits) & ((1ull << f->exp_bits) - 1);
