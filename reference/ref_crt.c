@@ -1,5 +1,6 @@
 /* ref_crt.c — the residue route's tables (ref_crt.h says what they are and why the route is
- * exact): the moduli a square needs, M and M / m_t in limbs, the inverses and the powers of 256. */
+ * exact): the moduli a square needs, M and M / P_g (a group's product) in limbs, the inverses
+ * and the powers of 256. */
 #include <math.h>
 #include <string.h>
 
@@ -68,11 +69,17 @@ int ref_crt_table_init(ref_crt_table *t, int sa, int sb, int64_t kp)
     t->big_d = 0.0;
     for (int l = REF_CRT_LIMBS - 1; l >= 0; l--) t->big_d = t->big_d * 0x1p32 + t->big[l];
     limbs_div(t->half, t->big, 2);
+    for (int g = 0; g * REF_CRT_GROUP < n; g++) {   /* P_g, P_g / m_t, M / P_g */
+        uint32_t pg = 1;
+        for (int q = g * REF_CRT_GROUP; q < n && q < (g + 1) * REF_CRT_GROUP; q++) pg *= (uint32_t)t->m[q];
+        for (int q = g * REF_CRT_GROUP; q < n && q < (g + 1) * REF_CRT_GROUP; q++) t->gf[q] = pg / (uint32_t)t->m[q];
+        limbs_div(t->gt[g], t->big, pg);
+    }
     for (int q = 0; q < n; q++) {
         int m = t->m[q];
-        limbs_div(t->mt[q], t->big, (uint32_t)m);
-        uint32_t rest[REF_CRT_LIMBS];
-        int r = (int)limbs_div(rest, t->mt[q], (uint32_t)m);   /* (M / m) mod m: prime to m */
+        uint32_t mt[REF_CRT_LIMBS], rest[REF_CRT_LIMBS];
+        limbs_div(mt, t->big, (uint32_t)m);
+        int r = (int)limbs_div(rest, mt, (uint32_t)m);   /* (M / m) mod m: prime to m */
         for (int y = 1; y < m; y++)
             if (r * y % m == 1) { t->y[q] = y; break; }
         int p = 1 % m;

@@ -37,6 +37,8 @@
 
 #define REF_CRT_MAX 30     /* moduli at most: 2^226 > 2^(8 (12 + 12) + 17), REF_SMAX slices at K' <= 2^17 */
 #define REF_CRT_LIMBS 8    /* 32-bit limbs of Y < N M < 2^232 */
+#define REF_CRT_GROUP 3    /* moduli per group: their product P_g < 2^24 */
+#define REF_CRT_GROUPS ((REF_CRT_MAX + REF_CRT_GROUP - 1) / REF_CRT_GROUP)
 
 typedef struct ref_crt_table {
     int n, sa, sb;                             /* moduli; slices of A and B */
@@ -45,7 +47,8 @@ typedef struct ref_crt_table {
     int c16[REF_CRT_MAX], c20[REF_CRT_MAX];    /* 2^16 and 2^20 mod m_t */
     int y[REF_CRT_MAX];                        /* (M / m_t)^-1 mod m_t */
     int w[REF_CRT_MAX][REF_SMAX + 1];          /* 256^p mod m_t, p = 0 .. REF_SMAX */
-    uint32_t mt[REF_CRT_MAX][REF_CRT_LIMBS];   /* M / m_t, least significant limb first */
+    uint32_t gf[REF_CRT_MAX];                  /* P_g / m_t, P_g the product of t's group g = t / 3 */
+    uint32_t gt[REF_CRT_GROUPS][REF_CRT_LIMBS];   /* M / P_g, least significant limb first */
     uint32_t big[REF_CRT_LIMBS], half[REF_CRT_LIMBS];   /* M and M / 2 (M is even: 256 is a modulus) */
     double big_d;                              /* M rounded */
 } ref_crt_table;
@@ -202,8 +205,10 @@ REF_HD void ref_crt_add(uint32_t *x, int64_t *c, const uint32_t *y, int64_t s)
 }
 
 /* X from the bytes d_t = d[t * stride] (ref_crt_reduce): its sign (1: negative) and magnitude
- * in 32-bit limbs. Returns 0 if Y mod M came out of range (never: the quotient's estimate is off
- * by at most one). */
+ * in 32-bit limbs. Y = sum_t d_t (M / m_t) = sum_g (M / P_g) z_g with z_g = sum_{t in g} d_t
+ * (P_g / m_t) < 3 P_g < 2^26, in 32-bit integers: one 32 x 32 -> 64-bit product per group and
+ * limb instead of one per modulus and limb. Returns 0 if Y mod M came out of range (never: the
+ * quotient's estimate is off by at most one). */
 REF_HD int ref_crt_value_limbs(uint32_t *mag, int *neg, const uint8_t *d, int64_t stride, const ref_crt_table *t)
 {
     uint64_t acc[REF_CRT_LIMBS];
@@ -214,13 +219,20 @@ REF_HD int ref_crt_value_limbs(uint32_t *mag, int *neg, const uint8_t *d, int64_
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-    for (int q = 0; q < REF_CRT_MAX; q++) {   /* each term < 2^40, at most 30 of them per limb */
-        if (q >= t->n) break;
-        uint64_t dq = d[q * stride];
+    for (int g = 0; g < REF_CRT_GROUPS; g++) {   /* each term < 2^58, at most 10 of them per limb */
+        if (g * REF_CRT_GROUP >= t->n) break;
+        uint32_t z = 0;
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-        for (int l = 0; l < REF_CRT_LIMBS; l++) acc[l] += dq * t->mt[q][l];
+        for (int u = 0; u < REF_CRT_GROUP; u++) {
+            int q = g * REF_CRT_GROUP + u;
+            if (q < t->n) z += (uint32_t)d[q * stride] * t->gf[q];
+        }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int l = 0; l < REF_CRT_LIMBS; l++) acc[l] += (uint64_t)z * t->gt[g][l];
     }
     uint32_t x[REF_CRT_LIMBS];
     double yd = 0.0;

@@ -75,16 +75,21 @@ START_TEST(table_is_consistent)
                     ck_assert((uint64_t)t.magic[q] * (uint64_t)m >= 0x100000000ull &&
                               (uint64_t)(t.magic[q] - 1) * (uint64_t)m < 0x100000000ull);
                     for (int u = 0; u < q; u++) ck_assert_int_eq(gcd(m, t.m[u]), 1);
-                    /* mt m = M, limb by limb */
+                    /* gf m = P_g; gt P_g = M, limb by limb; (M / m) mod m = (gt mod m) gf, times y, is 1 */
+                    int g = q / REF_CRT_GROUP;
+                    uint64_t pg = 1;
+                    for (int u = g * REF_CRT_GROUP; u < t.n && u < (g + 1) * REF_CRT_GROUP; u++) pg *= (uint64_t)t.m[u];
+                    ck_assert(pg < (1u << 24) && (uint64_t)t.gf[q] * (uint64_t)m == pg);
                     uint64_t c = 0;
                     for (int l = 0; l < REF_CRT_LIMBS; l++) {
-                        uint64_t v = (uint64_t)t.mt[q][l] * (uint64_t)m + c;
+                        uint64_t v = (uint64_t)t.gt[g][l] * pg + c;
                         ck_assert_uint_eq((uint32_t)v, t.big[l]);
                         c = v >> 32;
                     }
                     ck_assert_uint_eq(c, 0);
-                    uint64_t r = 0;   /* (M / m) mod m, times y, is 1 */
-                    for (int l = REF_CRT_LIMBS - 1; l >= 0; l--) r = ((r << 32) | t.mt[q][l]) % (uint64_t)m;
+                    uint64_t r = 0;
+                    for (int l = REF_CRT_LIMBS - 1; l >= 0; l--) r = ((r << 32) | t.gt[g][l]) % (uint64_t)m;
+                    r = r * t.gf[q] % (uint64_t)m;
                     ck_assert_int_eq((int)(r * (uint64_t)t.y[q] % (uint64_t)m), 1 % m);
                     int p = 1 % m;
                     for (int e = 0; e <= REF_SMAX; e++) { ck_assert_int_eq(t.w[q][e], p); p = p * 256 % m; }
