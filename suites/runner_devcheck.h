@@ -9,6 +9,7 @@
  *   mmp_devcheck_in in = {...};        // device pointers, parameters (runner_check.c fills it)
  *   mmp_devcheck_row *rows = malloc(m * sizeof *rows); float heat[hr * hc]; uint8_t marks[hr * hc];
  *   mmp_devcheck_run(rows, heat, marks, &in, stream);
+ * Outputs of up to 2^31 - 129 columns (mmp_check_device_ok leaves wider ones to the host).
  */
 #ifndef MMAPROBE_RUNNER_DEVCHECK_H
 #define MMAPROBE_RUNNER_DEVCHECK_H
