@@ -24,7 +24,7 @@ int mmp_check_device_ok(const mmp_case *c, const mmp_runner_options *o)
     const char *e = getenv("MMP_DEVICE_CHECK");
     if (e && strcmp(e, "0") == 0) return 0;
     const mmp_format_info *df = mmp_format_get_info((mmp_format)k->d_format);
-    if (!df || df->storage_bits < 8 || c->n > INT32_MAX / 2) return 0;   /* runner_devcheck.cu: N < 2^31 */
+    if (!df || df->storage_bits < 8 || c->n > MMP_DEVCHECK_MAX_N) return 0;
     return !mmp_check_narrow_runs_model(c, o);
 }
 

@@ -20,7 +20,6 @@
  */
 #include <cfloat>
 #include <climits>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "mmaprobe/cuda_check.h"
@@ -29,6 +28,7 @@
 #define TPR 128
 #define WARPS (TPR / 32)
 #define FULL 0xffffffffu
+static_assert(MMP_DEVCHECK_MAX_N + TPR <= INT32_MAX, "a thread's column stays an int");
 
 namespace {
 
@@ -165,33 +165,9 @@ __device__ __forceinline__ void acc_shfl_down(acc &o, const acc &q, int d)
     for (int w = 0; w < (int)(sizeof q / sizeof(int)); w++) t[w] = __shfl_down_sync(FULL, s[w], d);
 }
 
-__device__ __noinline__ double decode_slow(uint64_t bits, const mmp_format_hd *f)
-{
-    return mmp_format_hd_decode(bits, f);
-}
-
-/* mmp_format_hd_decode: the usual output formats by their exact native conversions inline, the
- * others out of line (the generic decoder's registers would weigh on every element) */
-__device__ __forceinline__ double decode(uint64_t bits, const mmp_format_hd &f)
-{
-    if (f.id == MMP_FORMAT_FP32 || f.id == MMP_FORMAT_FP64 || f.id == MMP_FORMAT_BF16)
-        return mmp_format_hd_decode(bits, &f);   /* native conversions there */
-    if (f.id == MMP_FORMAT_FP16) {
-        double v = (double)__half2float(__ushort_as_half((unsigned short)bits));
-        return v == v ? v : (bits >> 15 & 1) ? -(double)NAN : (double)NAN;   /* NaN as the generic path's */
-    }
-    return decode_slow(bits, &f);
-}
-
-/* the same output bits, or both NaN (out of line: they differ only for nondeterminism) */
-__device__ __noinline__ int nan_both(uint64_t x, uint64_t y, const mmp_format_hd *f)
-{
-    return f->is_float && isnan(mmp_format_hd_decode(x, f)) && isnan(mmp_format_hd_decode(y, f));
-}
-
 __device__ __forceinline__ int bits_equal(uint64_t x, uint64_t y, const mmp_format_hd &f)
 {
-    return x == y || nan_both(x, y, &f);
+    return x == y || (f.is_float && isnan(mmp_format_hd_decode(x, &f)) && isnan(mmp_format_hd_decode(y, &f)));
 }
 
 /* an element's output (after the scan's replacement), exact value and correctly rounded value */
@@ -199,7 +175,7 @@ __device__ void values_at(double *got, double *want, double *want_out, const mmp
 {
     size_t idx = in.layout_d == MMP_LAYOUT_ROW ? (size_t)(i * in.ldd + j) : (size_t)(j * in.ldd + i);
     size_t r = (size_t)(i * in.n + j);
-    *got = decode(mmp_format_hd_load_bits(in.got0, idx, &in.df), in.df);
+    *got = mmp_format_hd_load(in.got0, idx, &in.df);
     *want = in.d64[r];
     *want_out = in.dout[r];
 }
@@ -213,8 +189,8 @@ __device__ __forceinline__ void heat_max(int *cells, int cell, int v)
     if (best > 0 && (threadIdx.x & 31) == __ffs(g) - 1) atomicMax(&cells[cell], best);
 }
 
-/* an unwritten element of run 1's output replaced by the reference (out of line: rare) */
-__device__ __noinline__ uint64_t replace_unwritten(const mmp_devcheck_in *in, size_t idx, double want_out)
+/* an unwritten element of run 1's output replaced by the reference */
+__device__ __forceinline__ uint64_t replace_unwritten(const mmp_devcheck_in *in, size_t idx, double want_out)
 {
     uint64_t x0 = mmp_format_hd_encode(want_out, &in->df, MMP_ROUND_NEAREST_EVEN, 0);
     switch (in->df.storage_bits) {
@@ -226,9 +202,8 @@ __device__ __noinline__ uint64_t replace_unwritten(const mmp_devcheck_in *in, si
     return x0;
 }
 
-/* a zero output where a non-zero exact value is due: flushed (runner_verdict.c's flush_rows;
- * out of line: rare) */
-__device__ __noinline__ int is_flushed(const mmp_devcheck_in *in, double want, double s, size_t r)
+/* a zero output where a non-zero exact value is due: flushed (runner_verdict.c's flush_rows) */
+__device__ __forceinline__ int is_flushed(const mmp_devcheck_in *in, double want, double s, size_t r)
 {
     double cancel = in->absbound ? ((double)in->k + 2) * ldexp(s, 1 - in->pacc) : INFINITY;
     int beyond = fabs(want) > in->flush_lost + cancel;
@@ -257,7 +232,7 @@ __device__ __forceinline__ void element(acc &q, rare *z, unsigned *hist, float *
     } else if (!bits_equal(x0, x1, f)) {
         rare_event(&z->n_nd, &z->nd_j, j);
     }
-    double got = decode(x0, f);
+    double got = mmp_format_hd_decode(x0, &f);
     /* metrics (metrics.c) */
     int bad = 0;
     double ratio;
@@ -353,7 +328,7 @@ __device__ __forceinline__ void element(acc &q, rare *z, unsigned *hist, float *
     if (bad && !flushed && isfinite(got) && isfinite(want)) q.n_finite_bad++;
 }
 
-static __device__ __forceinline__ int64_t first_or_none(int j) { return j == INT_MAX ? -1 : j; }
+__device__ __forceinline__ int64_t first_or_none(int j) { return j == INT_MAX ? -1 : j; }
 
 /* the row's record from its merged share and the block's rare findings; the values at its first
  * and worst columns read again */
@@ -445,9 +420,9 @@ extern "C" mmp_status mmp_devcheck_run(mmp_devcheck_row *rows, float *heat, uint
                                        void *stream)
 {
     cudaStream_t st = (cudaStream_t)stream;
-    if (in->n > INT32_MAX - TPR)
-        return MMP_ERR(MMP_STATUS_UNSUPPORTED, "device comparison: %lld columns (at most %d)", (long long)in->n,
-                       INT32_MAX - TPR);
+    if (in->n > MMP_DEVCHECK_MAX_N)
+        return MMP_ERR(MMP_STATUS_UNSUPPORTED, "device comparison: %lld columns (at most %lld)", (long long)in->n,
+                       (long long)MMP_DEVCHECK_MAX_N);
     size_t mn = (size_t)(in->m * in->n), cells = (size_t)in->hr * in->hc;
     mmp_devcheck_row *d_rows = nullptr;
     float *d_heat = nullptr;

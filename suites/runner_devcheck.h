@@ -9,7 +9,7 @@
  *   mmp_devcheck_in in = {...};        // device pointers, parameters (runner_check.c fills it)
  *   mmp_devcheck_row *rows = malloc(m * sizeof *rows); float heat[hr * hc]; uint8_t marks[hr * hc];
  *   mmp_devcheck_run(rows, heat, marks, &in, stream);
- * Outputs of up to 2^31 - 129 columns (mmp_check_device_ok leaves wider ones to the host).
+ * Outputs of up to MMP_DEVCHECK_MAX_N columns (mmp_check_device_ok leaves wider ones to the host).
  */
 #ifndef MMAPROBE_RUNNER_DEVCHECK_H
 #define MMAPROBE_RUNNER_DEVCHECK_H
@@ -20,6 +20,8 @@
 #include "mmaprobe/result.h"
 #include "mmaprobe/status.h"
 #include "runner_alt_hd.h"
+
+#define MMP_DEVCHECK_MAX_N ((int64_t)INT32_MAX - 128)   /* columns: a thread's column is an int */
 
 #ifdef __cplusplus
 extern "C" {
