@@ -46,16 +46,33 @@ __device__ __forceinline__ double abs_at(const operand &o, int64_t r, int64_t c,
     return v;
 }
 
+/* the subnormals of o, in its storage order (grid x along a stored line, grid y over lines: no
+ * division per element) */
 __global__ void count_kernel(unsigned long long *n, operand o)
 {
-    int64_t total = o.rows * o.cols;
+    int row = o.layout == MMP_LAYOUT_ROW;
+    int64_t lines = row ? o.rows : o.cols, len = row ? o.cols : o.rows;
     unsigned long long mine = 0;
-    for (int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; x < total; x += (int64_t)gridDim.x * blockDim.x) {
-        int sub;
-        abs_at(o, x / o.cols, x % o.cols, &sub);
-        mine += (unsigned long long)sub;
-    }
-    if (mine) atomicAdd(n, mine);
+    for (int64_t l = blockIdx.y; l < lines; l += gridDim.y)
+        for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < len; t += (int64_t)gridDim.x * blockDim.x) {
+            int sub;
+            abs_at(o, row ? l : t, row ? t : l, &sub);
+            mine += (unsigned long long)sub;
+        }
+    for (int off = 16; off > 0; off /= 2) mine += __shfl_down_sync(0xffffffffu, mine, off);
+    if ((threadIdx.x & 31) == 0 && mine) atomicAdd(n, mine);
+}
+
+dim3 count_grid(const operand &o)
+{
+    int row = o.layout == MMP_LAYOUT_ROW;
+    int64_t lines = row ? o.rows : o.cols, len = row ? o.cols : o.rows;
+    int64_t gx = (len + 255) / 256;
+    gx = gx < 64 ? (gx ? gx : 1) : 64;
+    int64_t gy = (8192 + gx - 1) / gx;   /* about 8192 blocks in all */
+    if (gy > lines) gy = lines ? lines : 1;
+    if (gy > 65535) gy = 65535;
+    return dim3((unsigned)gx, (unsigned)gy);
 }
 
 /* dst (row-major rows x cols) = one of the matrices above: 0 x^ - |x| (Ad, Bd), 1 x^ (B^),
@@ -259,8 +276,8 @@ extern "C" mmp_status mmp_metrics_subnormal_excess_device(double *excess, double
     MMP_CUDA_CHECK(cudaMalloc(&cnt, 2 * sizeof *cnt));
     cudaError_t e = cudaMemset(cnt, 0, 2 * sizeof *cnt);
     if (e == cudaSuccess) {
-        count_kernel<<<grid_of(m * k), 256>>>(cnt, A);
-        count_kernel<<<grid_of(k * n), 256>>>(cnt + 1, B);
+        count_kernel<<<count_grid(A), 256>>>(cnt, A);
+        count_kernel<<<count_grid(B), 256>>>(cnt + 1, B);
         e = cudaMemcpy(nsub, cnt, sizeof nsub, cudaMemcpyDeviceToHost);
     }
     cudaFree(cnt);

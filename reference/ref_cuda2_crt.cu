@@ -24,12 +24,14 @@
 #include "mmaprobe/cuda_check.h"
 #include "ref_v2.h"
 
-enum { REF_CRT_BATCH = 4, CRT_THREADS = 256 };
+enum { REF_CRT_BATCH = 4, CRT_THREADS = 256, CRT_VEC = 4 };
 
 /* The residues of `rows` contiguous vectors of length len (scale e per vector) into rows of ld
- * int8 entries: grid x over the entries of a vector, grid y over the vectors. The table comes as
- * a parameter (read at constant indices), its powers of 256 (read at each entry's own index)
- * from shared memory. */
+ * int8 entries: a thread takes CRT_VEC consecutive entries of a vector (one 4-byte store per
+ * modulus when the vector's length allows), grid x over the entries of a vector, grid y over the
+ * vectors, each block over several of them (its copy of the table serves them all). The table
+ * comes as a parameter (read at constant indices), its powers of 256 (read at each entry's own
+ * index) from shared memory. */
 __global__ void __launch_bounds__(CRT_THREADS) v2_crt_operand_kernel(int8_t *q, const double *x, const int *e,
                                                                      int64_t rows, int64_t len, int64_t ld, int S,
                                                                      int64_t kp, const ref_crt_table t, int *bad)
@@ -38,20 +40,60 @@ __global__ void __launch_bounds__(CRT_THREADS) v2_crt_operand_kernel(int8_t *q, 
     for (int i = threadIdx.x; i < t.n * (REF_SMAX + 1); i += blockDim.x)
         w[i / (REF_SMAX + 1)][i % (REF_SMAX + 1)] = t.w[i / (REF_SMAX + 1)][i % (REF_SMAX + 1)];
     __syncthreads();
-    int64_t kk = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (kk >= len) return;
-    for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
-        if (!ref_crt_operand_one(q + r * ld, x[r * len + kk], e[r], S, kp, &t, w, kk)) atomicOr(bad, 1);
+    int64_t k0 = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * CRT_VEC;
+    if (k0 >= len) return;
+    /* 4-byte stores need every row and modulus column aligned: kp and ld multiples of 4 */
+    int vec = k0 + CRT_VEC <= len && kp % CRT_VEC == 0 && ld % CRT_VEC == 0;
+    int ok = 1;
+    for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+        int8_t *row = q + r * ld;
+        const double *xr = x + r * len;
+        if (!vec) {
+            for (int64_t kk = k0; kk < len && kk < k0 + CRT_VEC; kk++)
+                ok &= ref_crt_operand_one(row, xr[kk], e[r], S, kp, &t, w, kk);
+            continue;
+        }
+        int64_t Q[CRT_VEC];
+        int p2[CRT_VEC];
+#pragma unroll
+        for (int v = 0; v < CRT_VEC; v++) {
+            ok &= ref_crt_value_direct(&Q[v], &p2[v], xr[k0 + v], e[r], S) && p2[v] < 8 * (REF_SMAX + 1);
+            if (!ok) Q[v] = 0;
+        }
+#pragma unroll
+        for (int m = 0; m < REF_CRT_MAX; m++) {   /* constant indices into t */
+            if (m >= t.n) break;
+            uint32_t word = 0;
+#pragma unroll
+            for (int v = 0; v < CRT_VEC; v++)
+                word |= (uint32_t)(uint8_t)(int8_t)(Q[v] ? ref_crt_residue_direct(Q[v], p2[v], &t, w, m) : 0) << (8 * v);
+            *(uint32_t *)(row + m * kp + k0) = word;
+        }
+    }
+    if (!ok) atomicOr(bad, 1);
 }
 
-/* One int32 plane (m4 x n4, leading dimension ld) reduced to its byte plane (m x n). */
+/* One int32 plane (m4 x n4, leading dimension ld) reduced to its byte plane (m x n), CRT_VEC
+ * elements a thread (one 16-byte load, one 4-byte store where n allows). */
 __global__ void v2_crt_reduce_kernel(uint8_t *res, const int32_t *plane, int64_t m, int64_t n, int64_t ld,
                                      uint32_t mod, uint32_t magic, uint32_t c16, uint32_t y)
 {
-    int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int64_t j = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * CRT_VEC;
     if (j >= n) return;
-    for (int64_t i = blockIdx.y; i < m; i += gridDim.y)
-        res[i * n + j] = ref_crt_reduce(plane[i * ld + j], mod, magic, c16, y);
+    int vec = n % CRT_VEC == 0 && ld % CRT_VEC == 0;
+    for (int64_t i = blockIdx.y; i < m; i += gridDim.y) {
+        if (vec) {
+            int4 c = *(const int4 *)(plane + i * ld + j);
+            uint32_t word = (uint32_t)ref_crt_reduce(c.x, mod, magic, c16, y) |
+                            (uint32_t)ref_crt_reduce(c.y, mod, magic, c16, y) << 8 |
+                            (uint32_t)ref_crt_reduce(c.z, mod, magic, c16, y) << 16 |
+                            (uint32_t)ref_crt_reduce(c.w, mod, magic, c16, y) << 24;
+            *(uint32_t *)(res + i * n + j) = word;
+        } else {
+            for (int64_t jj = j; jj < n && jj < j + CRT_VEC; jj++)
+                res[i * n + jj] = ref_crt_reduce(plane[i * ld + jj], mod, magic, c16, y);
+        }
+    }
 }
 
 /* Steps 4 and 6 for every element: the state from the byte planes (ref_crt_accumulate_one; the
@@ -65,9 +107,11 @@ __global__ void __launch_bounds__(CRT_THREADS) v2_crt_accumulate_kernel(double *
     if (x < m * n) ref_crt_accumulate_one(h, l, err, res, m * n, &t, ea, fb, n, x);
 }
 
-static dim3 grid2(int64_t len, int64_t rows)
+/* CRT_VEC entries a thread along a vector of len, at most `most` blocks down the vectors */
+static dim3 grid2(int64_t len, int64_t rows, int64_t most)
 {
-    return dim3((unsigned)((len + CRT_THREADS - 1) / CRT_THREADS), (unsigned)(rows < 65535 ? rows : 65535));
+    int64_t per = (int64_t)CRT_THREADS * CRT_VEC;
+    return dim3((unsigned)((len + per - 1) / per), (unsigned)(rows < most ? (rows ? rows : 1) : most));
 }
 
 static mmp_status timed_sync(double *acc, double t0)
@@ -97,8 +141,8 @@ extern "C" mmp_status ref_cuda2_crt_slice(mmp_ref_result *r, ref_imma_dev *d, co
     if (kp != k || m4 != m) MMP_CUDA_CHECK(cudaMemset(d->qa, 0, (size_t)m4 * ld));
     if (kp != k || n4 != n) MMP_CUDA_CHECK(cudaMemset(d->qb, 0, (size_t)n4 * ld));
     MMP_CUDA_CHECK(cudaMemset(d->bad, 0, sizeof(int)));
-    v2_crt_operand_kernel<<<grid2(k, m), CRT_THREADS>>>(d->qa, a64, ea, m, k, ld, pl->sa, kp, t, d->bad);
-    v2_crt_operand_kernel<<<grid2(k, n), CRT_THREADS>>>(d->qb, b64, fb, n, k, ld, pl->sb, kp, t, d->bad);
+    v2_crt_operand_kernel<<<grid2(k, m, 1024), CRT_THREADS>>>(d->qa, a64, ea, m, k, ld, pl->sa, kp, t, d->bad);
+    v2_crt_operand_kernel<<<grid2(k, n, 1024), CRT_THREADS>>>(d->qb, b64, fb, n, k, ld, pl->sb, kp, t, d->bad);
     MMP_TRY(timed_sync(&r->split.slice_s, t0));
     int bad = 0;
     MMP_CUDA_CHECK(cudaMemcpy(&bad, d->bad, sizeof bad, cudaMemcpyDeviceToHost));
@@ -134,7 +178,7 @@ extern "C" mmp_status ref_cuda2_crt_products(mmp_ref_result *r, ref_imma_dev *d,
         t0 = mmp_clock_now();
         for (int c = 0; c < cnt; c++) {
             int q = q0 + c;
-            v2_crt_reduce_kernel<<<grid2(n, m), CRT_THREADS>>>(d->res + (size_t)q * m * n, d->planes + c * plane, m, n,
+            v2_crt_reduce_kernel<<<grid2(n, m, 65535), CRT_THREADS>>>(d->res + (size_t)q * m * n, d->planes + c * plane, m, n,
                                                                n4, (uint32_t)t.m[q], t.magic[q], (uint32_t)t.c16[q],
                                                                (uint32_t)t.y[q]);
         }

@@ -3,7 +3,7 @@
 #
 #   here:   bash scripts/device-build.sh                       (builds and assembles build-h200/)
 #   device: bash scripts/device/run-all.sh                     (carry=["build-h200"], $OUT set)
-#           bash scripts/device/run-all.sh 00 10 20            (only scripts with these NN prefixes)
+#           bash scripts/device/run-all.sh 99 00 10            (only these NN prefixes, in this order)
 #
 # The scripts' budgets add up to more than one device call (10 minutes): when they do, split
 # them over calls by prefix; each call returns its own results.tar.gz and summary.txt.
@@ -70,15 +70,20 @@ printf "%-28s %6s %8s %8s\n" script status seconds budget >"$summary"
 status=0
 # MMP_DEVICE_ONLY="00 10": run only the scripts with these number prefixes (a run split over
 # two calls of the device tool, each under its 10-minute limit).
-for s in scripts/device/[0-9][0-9]-*.sh; do
+# With arguments, the scripts run in the order given (e.g. the GPU tests first, so that a call
+# cut short still has them); without, in the order of their prefixes.
+list=()
+if [ $# -gt 0 ]; then
+  for p in "$@"; do
+    for s in scripts/device/"$p"-*.sh scripts/device/"$p".sh; do [ -e "$s" ] && list+=("$s"); done
+  done
+else
+  list=(scripts/device/[0-9][0-9]-*.sh)
+fi
+for s in "${list[@]}"; do
   [ -e "$s" ] || continue
   name=$(basename "$s" .sh)
   if [ -n "${MMP_DEVICE_ONLY:-}" ] && ! grep -qw "${name%%-*}" <<<"$MMP_DEVICE_ONLY"; then continue; fi
-  if [ $# -gt 0 ]; then
-    pick=0
-    for p in "$@"; do [ "${name%%-*}" = "$p" ] || [ "$name" = "$p" ] && pick=1; done
-    [ $pick = 1 ] || continue
-  fi
   want=$(sed -n 's/^# budget-seconds: *\([0-9]\+\).*/\1/p' "$s" | head -1)
   want=${want:-90}
   # MMP_BUDGET_NN=seconds overrides script NN's own budget (e.g. a longer --suite full)
